@@ -1,0 +1,79 @@
+#include "cli/app.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "hardware/atomic_file.hpp"
+#include "hardware/catalog.hpp"
+#include "hardware/errors.hpp"
+
+#ifndef CLUSTERSIM_VERSION
+#define CLUSTERSIM_VERSION "unknown"
+#endif
+
+namespace clustersim::cli {
+
+Context::Context(std::ostream& o, std::ostream& e) : out(o), err(e) {}
+Context::~Context() = default;
+
+const hardware::Catalog& Context::catalog() {
+  if (!catalog_) {
+    std::vector<std::filesystem::path> extra(catalog_dirs.begin(), catalog_dirs.end());
+    catalog_ = std::make_unique<hardware::Catalog>(
+        hardware::Catalog::load(hardware::Catalog::user_dirs_from_env(extra)));
+  }
+  return *catalog_;
+}
+
+void Context::emit(const std::string& path, const std::string& content) {
+  if (path.empty() || path == "-") {
+    out << content;
+    out.flush();
+  } else {
+    write_file_atomically(path, content);
+  }
+}
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  Context ctx(out, err);
+  CLI::App app{"clustersim: cluster simulator and capacity planner for distributed LLM training", "clustersim"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION);
+  app.add_option("--catalog", ctx.catalog_dirs,
+                 "Directory of catalog JSON files that add to or override the built-in catalog (repeatable; "
+                 "CLUSTERSIM_CATALOG also works)")
+      ->check(CLI::ExistingDirectory);
+  add_hardware_command(app, ctx);
+  add_simulate_command(app, ctx);
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << '\n';
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "clustersim: " << e.what() << '\n';
+    err << "Run with --help for usage.\n";
+    return 2;
+  } catch (const InputError& e) {
+    err << "clustersim: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    err << "clustersim: failure: " << e.what() << '\n';
+    return 1;
+  }
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<const char*> argv;
+  argv.push_back("clustersim");
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return run(static_cast<int>(argv.size()), argv.data(), out, err);
+}
+
+}  // namespace clustersim::cli

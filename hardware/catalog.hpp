@@ -1,0 +1,261 @@
+#pragma once
+// The hardware catalog: GPUs, systems (one 8-GPU board with its host), instances and cluster nodes
+// (a system plus its network cards), fabrics, prices and storage, each figure with its provenance.
+//
+// Data, not code: the built-in catalog is the JSON under hardware/catalog/, compiled into the
+// binary. Users add or override entries with the same schema from a directory (--catalog DIR or
+// CLUSTERSIM_CATALOG); an entry there replaces the built-in one of the same name.
+//
+// Every figure is written {"value": "<quantity with unit>", "source": "<id>"}, where the id names
+// an entry of the file's "sources" table: {"kind": datasheet | published_measurement |
+// measured_here | vendor_documentation | price_list | estimate, "title", "url", "date"}.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hardware/embedded_file.hpp"
+#include "hardware/units.hpp"
+
+namespace clustersim::hardware {
+
+enum class SourceKind { DATASHEET, PUBLISHED_MEASUREMENT, MEASURED_HERE, VENDOR_DOCUMENTATION, PRICE_LIST, ESTIMATE };
+std::string_view to_string(SourceKind k);
+
+struct Source {
+  std::string id;
+  SourceKind kind = SourceKind::DATASHEET;
+  std::string title;
+  std::string url;
+  std::string date;
+};
+
+template <class T>
+struct Figure {
+  T value{};
+  std::string source;  // id in Catalog::sources
+};
+
+struct NvlinkSpec {
+  int generation = 0;
+  int links = 0;
+  Figure<Bandwidth> link_bandwidth;  // per link, per direction
+  Bandwidth per_direction() const { return link_bandwidth.value * links; }
+};
+
+struct PcieSpec {
+  int generation = 0;
+  int lanes = 16;
+  Figure<Bandwidth> bandwidth;  // per direction, x`lanes`
+};
+
+struct GpuSpec {
+  std::string name;
+  std::string vendor;
+  std::string architecture;
+  std::string compute_capability;
+  int sm_count = 0;
+  Figure<FlopRate> peak_bf16;
+  std::optional<Figure<FlopRate>> peak_fp8;
+  Figure<FlopRate> peak_fp32;  // plain FP32 (not tensor core)
+  Figure<Bytes> hbm_capacity;  // as the datasheet writes it
+  Figure<Bytes> hbm_usable;    // what the driver reports as total memory
+  std::string hbm_type;
+  Figure<Bandwidth> hbm_bandwidth;
+  NvlinkSpec nvlink;
+  PcieSpec pcie;
+};
+
+enum class GpuFabric { NVSWITCH, NVLINK_MESH, PCIE_ONLY };
+std::string_view to_string(GpuFabric f);
+
+struct GpuInterconnect {
+  GpuFabric kind = GpuFabric::NVSWITCH;
+  int nvswitch_generation = 0;
+  int nvswitch_chips = 0;
+  std::vector<int> links_per_chip;  // NVLinks from each GPU to each switch chip (the planes)
+  bool fabric_manager_required = false;
+};
+
+struct PcieSwitch {
+  int numa_node = 0;
+  std::vector<int> gpus;  // local GPU indices
+  std::vector<int> nics;  // NIC indices (empty on a bare system)
+};
+
+struct HostSpec {
+  std::string cpu;
+  int sockets = 1;
+  int numa_nodes = 1;
+  int cores = 0;
+  Figure<Bytes> memory;
+  Figure<Bandwidth> memory_bandwidth_per_socket;
+  Figure<Bandwidth> inter_socket_bandwidth;  // per direction (UPI / xGMI)
+};
+
+struct SystemSpec {
+  std::string name;
+  std::string description;
+  std::string gpu;  // GpuSpec name
+  int gpu_count = 8;
+  GpuInterconnect interconnect;
+  HostSpec host;
+  int pcie_generation = 4;
+  Figure<Bandwidth> pcie_switch_uplink;  // switch to root complex, per direction
+  std::vector<PcieSwitch> pcie_switches;
+  std::string calibration;  // default calibration profile name, "" if none
+};
+
+enum class FabricKind { EFA, INFINIBAND, ROCE, ETHERNET };
+std::string_view to_string(FabricKind k);
+
+struct FabricSpec {
+  std::string name;
+  std::string description;
+  FabricKind kind = FabricKind::EFA;
+  std::string nccl_net;  // NCCL network plugin: "ofi" (aws-ofi-nccl), "ib", "socket"
+  bool forces_simple_protocol = false;
+  std::optional<Bytes> nccl_buffsize;
+  std::optional<Bytes> nccl_p2p_net_chunksize;
+  bool supports_gpudirect_rdma = false;
+  Figure<Duration> nic_latency;     // one-way, NIC to NIC through one switch, small message
+  Figure<Duration> switch_latency;  // per additional switch hop
+};
+
+enum class NetworkTopologyKind { SINGLE_SWITCH, LEAF_SPINE, RAIL_OPTIMIZED };
+std::string_view to_string(NetworkTopologyKind k);
+
+struct NetworkTopology {
+  NetworkTopologyKind kind = NetworkTopologyKind::RAIL_OPTIMIZED;
+  int nodes_per_leaf = 16;
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth
+};
+
+struct NodeNetwork {
+  std::string fabric;  // FabricSpec name
+  int nics = 0;
+  Figure<Bandwidth> nic_bandwidth;  // per NIC, per direction
+  bool gpudirect_rdma = false;
+  NetworkTopology topology;
+};
+
+// An instance type (p5.48xlarge) or a cluster node design (dgx-h100): a system plus its network.
+struct InstanceSpec {
+  std::string name;
+  std::string provider;  // "aws", "nvidia", ...
+  std::string description;
+  std::string system;    // SystemSpec name
+  std::string gpu;       // GpuSpec name (the system's unless overridden)
+  int vcpus = 0;
+  Figure<Bytes> memory;
+  bool virtualized = false;  // a hypervisor sits between the processes and the PCIe fabric
+  std::optional<HostSpec> host;                          // overrides the system's reference host
+  std::optional<Figure<Bandwidth>> pcie_switch_uplink;   // overrides the system's
+  NodeNetwork network;
+  std::vector<PcieSwitch> pcie_switches;  // the system's switches with this node's NICs placed
+  std::string pcie_layout_source;         // source id of the switch layout
+  std::string calibration;                // overrides the system's default profile
+};
+
+// A price per instance-hour in one currency, "55.04 USD/h" in data files.
+struct HourlyPrice {
+  double per_hour = 0;
+  std::string currency;
+  std::string source;
+};
+HourlyPrice parse_hourly_price(std::string_view text);  // throws InputError
+
+// Prices of one instance in one region; an option is absent where it is not offered or not known.
+// The date of each price is its source's date.
+struct PriceEntry {
+  std::string instance;
+  std::string region;
+  std::optional<HourlyPrice> on_demand;
+  std::optional<HourlyPrice> capacity_block;
+  std::optional<HourlyPrice> savings_plan_1yr;
+  std::optional<HourlyPrice> savings_plan_3yr;
+  std::optional<HourlyPrice> spot;
+};
+
+struct StorageSpec {
+  std::string name;
+  std::string description;
+  Figure<Bandwidth> write_bandwidth_per_node;
+  Figure<Bandwidth> read_bandwidth_per_node;
+  std::optional<Figure<Bandwidth>> aggregate_limit;  // the whole file system or bucket prefix
+};
+
+class Catalog {
+ public:
+  // The built-in catalog, then each directory in order (later entries override earlier by name).
+  static Catalog load(const std::vector<std::filesystem::path>& user_dirs = {});
+  // The directories named by CLUSTERSIM_CATALOG (colon-separated) followed by `extra`.
+  static std::vector<std::filesystem::path> user_dirs_from_env(const std::vector<std::filesystem::path>& extra);
+  // Loads a catalog from given files only (tests).
+  static Catalog from_files(std::span<const EmbeddedFile> files);
+
+  const GpuSpec& gpu(std::string_view name) const;
+  const SystemSpec& system(std::string_view name) const;
+  const InstanceSpec& instance(std::string_view name) const;
+  const FabricSpec& fabric(std::string_view name) const;
+  const StorageSpec& storage(std::string_view name) const;
+  const Source& source(std::string_view id) const;
+  bool has_system(std::string_view name) const { return systems_.count(std::string(name)) != 0; }
+  bool has_instance(std::string_view name) const { return instances_.count(std::string(name)) != 0; }
+
+  const std::map<std::string, GpuSpec, std::less<>>& gpus() const { return gpus_; }
+  const std::map<std::string, SystemSpec, std::less<>>& systems() const { return systems_; }
+  const std::map<std::string, InstanceSpec, std::less<>>& instances() const { return instances_; }
+  const std::map<std::string, FabricSpec, std::less<>>& fabrics() const { return fabrics_; }
+  const std::map<std::string, StorageSpec, std::less<>>& storages() const { return storage_; }
+  const std::map<std::string, Source, std::less<>>& sources() const { return sources_; }
+  // Prices of an instance, one per region, sorted by region.
+  std::vector<PriceEntry> prices(std::string_view instance) const;
+  const std::vector<PriceEntry>& all_prices() const { return prices_; }
+
+  // Names of every system and instance (for suggestions in errors).
+  std::vector<std::string> machine_names() const;
+
+ private:
+  void add_file(std::string_view file, std::string_view text, int layer);
+  void validate() const;
+
+  std::map<std::string, GpuSpec, std::less<>> gpus_;
+  std::map<std::string, SystemSpec, std::less<>> systems_;
+  std::map<std::string, InstanceSpec, std::less<>> instances_;
+  std::map<std::string, FabricSpec, std::less<>> fabrics_;
+  std::map<std::string, StorageSpec, std::less<>> storage_;
+  std::map<std::string, Source, std::less<>> sources_;
+  std::vector<PriceEntry> prices_;
+  // Where each entry came from, for duplicate-name errors: "<kind>/<name>" -> (layer, file).
+  std::map<std::string, std::pair<int, std::string>, std::less<>> origin_;
+};
+
+// A system or instance resolved to one node description (the common input of topology and models).
+struct NodeSpec {
+  std::string name;  // instance or system name
+  const SystemSpec* system = nullptr;
+  const GpuSpec* gpu = nullptr;
+  const InstanceSpec* instance = nullptr;  // null for a bare system
+  const FabricSpec* fabric = nullptr;      // null when the node has no network
+  std::vector<PcieSwitch> pcie_switches;
+  std::string calibration;
+  int gpus() const { return system->gpu_count; }
+  const HostSpec& host() const { return instance && instance->host ? *instance->host : system->host; }
+  const Figure<Bandwidth>& pcie_switch_uplink() const {
+    return instance && instance->pcie_switch_uplink ? *instance->pcie_switch_uplink : system->pcie_switch_uplink;
+  }
+  int nics() const { return instance ? instance->network.nics : 0; }
+  Bandwidth nvlink_per_gpu() const { return gpu->nvlink.per_direction(); }
+  // NIC bandwidth of the whole node and per GPU, per direction (zero without a network).
+  Bandwidth network_per_node() const;
+  Bandwidth network_per_gpu() const;
+};
+
+// Resolves a system or instance name; an unknown name is an InputError suggesting the nearest.
+NodeSpec resolve_node(const Catalog& catalog, std::string_view name);
+
+}  // namespace clustersim::hardware

@@ -1,0 +1,178 @@
+#pragma once
+// The scenario file (DESIGN.md "Scenario file"): a model, a training recipe, a parallel layout, a
+// cluster and NCCL settings. Loaded strictly: an unknown key, a missing required key, a wrong
+// type or an out-of-range value is an InputError naming the file, the JSON pointer and what was
+// expected. Cross-field checks that need the model (heads divisible by TP, ...) live with the
+// layout code; this file checks what the scenario alone can tell.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/json_reader.hpp"
+#include "hardware/units.hpp"
+
+namespace clustersim::models {
+
+// Where the transformer's shape comes from. For INLINE the fields are kept as JSON with their
+// location and read strictly by the transformer-config reader.
+struct ModelRef {
+  enum class Kind { PRESET, HF_CONFIG, INLINE };
+  Kind kind = Kind::PRESET;
+  std::string preset;                 // PRESET
+  std::filesystem::path hf_config;    // HF_CONFIG, resolved against the scenario's directory
+  nlohmann::json inline_fields;       // INLINE
+  std::string file;                   // the scenario file, for errors
+  std::string pointer;                // "/model"
+};
+
+enum class Precision { BF16, FP16, FP8, FP32 };
+enum class Optimizer { ADAMW, ADAM, SGD };
+enum class Checkpointing { NONE, SELECTIVE, FULL };
+enum class FineTuning { FULL, LORA };
+
+struct LoraSpec {
+  int rank = 16;
+  double alpha = 32;
+  std::vector<std::string> target_modules{"q_proj", "k_proj", "v_proj", "o_proj"};
+};
+
+struct TrainingSpec {
+  std::int64_t seq_len = 4096;
+  std::int64_t micro_batch_size = 1;
+  std::int64_t global_batch_size = 1;
+  Precision precision = Precision::BF16;
+  Precision grad_reduce_dtype = Precision::FP32;
+  Optimizer optimizer = Optimizer::ADAMW;
+  Checkpointing activation_checkpointing = Checkpointing::NONE;
+  std::optional<double> tokens;  // tokens to train, for time-to-train figures
+  FineTuning fine_tuning = FineTuning::FULL;
+  LoraSpec lora;
+};
+
+enum class Framework { PYTORCH, MEGATRON, DEEPSPEED };
+enum class PipelineSchedule { GPIPE, ONE_F_ONE_B, INTERLEAVED_1F1B };
+enum class OffloadTarget { NONE, CPU };
+
+// A DeepSpeed numeric knob: a number, "auto" (resolved from the model as the Hugging Face trainer
+// does: reduce_bucket_size = h^2, stage3_prefetch_bucket_size = 0.9 h^2,
+// stage3_param_persistence_threshold = 10 h), or absent (DeepSpeed's default).
+struct ZeroKnob {
+  bool is_auto = false;
+  std::optional<double> value;
+};
+
+// DeepSpeed ZeRO knobs (DeepSpeed semantics and defaults).
+struct ZeroKnobs {
+  ZeroKnob reduce_bucket_size;                  // elements
+  ZeroKnob allgather_bucket_size;               // elements (stage 1/2)
+  ZeroKnob stage3_prefetch_bucket_size;         // elements
+  ZeroKnob stage3_param_persistence_threshold;  // elements
+  ZeroKnob stage3_max_live_parameters;
+  ZeroKnob stage3_max_reuse_distance;
+  ZeroKnob sub_group_size;
+  bool overlap_comm = true;
+  bool contiguous_gradients = true;
+  bool reduce_scatter = true;
+  bool pin_memory = true;
+};
+
+// PyTorch FSDP2 knobs.
+struct FsdpKnobs {
+  bool reshard_after_forward = true;
+  int prefetch_blocks = 1;
+};
+
+// Megatron-Core knobs.
+struct MegatronKnobs {
+  bool distributed_optimizer = true;
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool tp_comm_overlap = false;
+};
+
+struct ParallelismSpec {
+  Framework framework = Framework::PYTORCH;
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  int context = 1;
+  int expert = 1;
+  int zero_stage = 0;
+  bool sequence_parallel = false;
+  PipelineSchedule pipeline_schedule = PipelineSchedule::ONE_F_ONE_B;
+  int virtual_stages = 1;
+  OffloadTarget offload_optimizer = OffloadTarget::NONE;
+  OffloadTarget offload_params = OffloadTarget::NONE;
+  // Rank order from innermost to outermost dimension, Megatron's default "tp-cp-ep-dp-pp".
+  std::string rank_order = "tp-cp-ep-dp-pp";
+  ZeroKnobs zero;
+  FsdpKnobs fsdp;
+  MegatronKnobs megatron;
+  std::optional<std::filesystem::path> deepspeed_config;  // the DeepSpeed JSON it was read from
+};
+
+enum class P2pMode { WRITE, READ, DISABLED };
+
+struct NetworkOverride {
+  std::optional<std::string> fabric;
+  std::optional<int> nics;
+  std::optional<Bandwidth> nic_bandwidth;
+  std::optional<std::string> topology;  // single_switch | leaf_spine | rail_optimized
+  std::optional<int> nodes_per_leaf;
+  std::optional<double> oversubscription;
+  std::optional<bool> gpudirect_rdma;
+};
+
+struct ClusterSpec {
+  std::string system;  // catalog system or instance name
+  int nodes = 1;
+  int gpus_per_node = 8;
+  int gpus_per_pod = 8;   // placement: GPUs (processes) per Kubernetes pod
+  bool host_ipc = true;   // pods share the host IPC namespace
+  P2pMode p2p = P2pMode::WRITE;
+  NetworkOverride network;
+  std::optional<bool> fabric_manager;  // NVSwitch fabric manager running (default: yes)
+};
+
+struct NcclSpec {
+  std::map<std::string, std::string> env;
+  std::string version = "2.28";
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  ModelRef model;
+  TrainingSpec training;
+  ParallelismSpec parallelism;
+  ClusterSpec cluster;
+  NcclSpec nccl;
+  std::string calibration = "default";  // "default" or a profile path (resolved)
+  int world_size() const { return cluster.nodes * cluster.gpus_per_node; }
+};
+
+// Loads a scenario strictly. Paths inside it (hf_config, deepspeed_config, calibration) are resolved
+// against the scenario's directory.
+Scenario load_scenario(const std::string& path);
+// The same from an already parsed document (fuzzers and tests); `base_dir` resolves paths.
+Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& base_dir);
+
+// Reads a DeepSpeed JSON config as users have it ("auto" values allowed) into `parallelism`,
+// resolving "auto" batch sizes from `training` and checking them against it.
+void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpec& training, int world_size,
+                            ParallelismSpec& parallelism);
+
+std::string_view to_string(Precision p);
+std::string_view to_string(Framework f);
+std::string_view to_string(PipelineSchedule s);
+std::string_view to_string(Checkpointing c);
+std::string_view to_string(P2pMode m);
+// Bytes per element of a precision (fp8 = 1, bf16/fp16 = 2, fp32 = 4).
+int bytes_per_element(Precision p);
+
+}  // namespace clustersim::models
