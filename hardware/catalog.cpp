@@ -511,6 +511,14 @@ Catalog Catalog::from_files(std::span<const EmbeddedFile> files) {
   return c;
 }
 
+Catalog Catalog::extended(std::span<const EmbeddedFile> files) const {
+  Catalog c = *this;
+  ++c.top_layer_;
+  for (const auto& f : files) c.add_file(f.path, f.text, c.top_layer_);
+  c.validate();
+  return c;
+}
+
 Catalog Catalog::load(const std::vector<std::filesystem::path>& user_dirs) {
   namespace fs = std::filesystem;
   Catalog c;
@@ -535,6 +543,7 @@ Catalog Catalog::load(const std::vector<std::filesystem::path>& user_dirs) {
       c.add_file(p.string(), ss.str(), layer);
     }
   }
+  c.top_layer_ = layer;
   c.validate();
   return c;
 }

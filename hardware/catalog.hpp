@@ -196,6 +196,8 @@ class Catalog {
   static std::vector<std::filesystem::path> user_dirs_from_env(const std::vector<std::filesystem::path>& extra);
   // Loads a catalog from given files only (tests).
   static Catalog from_files(std::span<const EmbeddedFile> files);
+  // A copy of this catalog with one more layer, given as texts, on top (fuzzing, tests).
+  Catalog extended(std::span<const EmbeddedFile> files) const;
 
   const GpuSpec& gpu(std::string_view name) const;
   const SystemSpec& system(std::string_view name) const;
@@ -221,6 +223,7 @@ class Catalog {
 
  private:
   void add_file(std::string_view file, std::string_view text, int layer);
+  int top_layer_ = 0;
   void validate() const;
 
   std::map<std::string, GpuSpec, std::less<>> gpus_;
