@@ -1,6 +1,7 @@
 #include "reports/report_model.hpp"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -34,9 +35,13 @@ class Checker {
     return std::isfinite(v) || fail(p, "expected a finite number");
   }
 
-  bool id(const std::string& p, const std::string& value) {
+  // `kind`: "section", "chart", "table" or "assumption group"; ids are unique within a kind.
+  bool id(const std::string& p, const std::string& value, const std::string& kind) {
     if (!is_id(value)) return fail(p, "expected an id of a-z, 0-9, '-' and '_', got '" + value + "'");
-    if (!ids_.insert(value).second) return fail(p, "id '" + value + "' is used twice in the report");
+    if (!ids_[kind].insert(value).second) return fail(p, kind + " id '" + value + "' is used twice in the report");
+    if (kind == "table" && (value == "summary" || value == "assumptions")) {
+      return fail(p, "table id '" + value + "' is reserved for the CSV section of the same name");
+    }
     return true;
   }
 
@@ -58,7 +63,7 @@ class Checker {
   }
 
   bool table(const std::string& p, const Table& t) {
-    if (!id(at(p, "id"), t.id)) return false;
+    if (!id(at(p, "id"), t.id, "table")) return false;
     if (t.columns.empty()) return fail(at(p, "columns"), "a table needs at least one column");
     std::set<std::string, std::less<>> keys;
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
@@ -96,7 +101,7 @@ class Checker {
   }
 
   bool chart(const std::string& p, const Chart& ch) {
-    if (!id(at(p, "id"), ch.id)) return false;
+    if (!id(at(p, "id"), ch.id, "chart")) return false;
     if (!axis(at(p, "y"), ch.y)) return false;
     if (ch.kind == Chart::Kind::XY) {
       if (!axis(at(p, "x"), ch.x)) return false;
@@ -155,7 +160,7 @@ class Checker {
     for (std::size_t s = 0; s < r.sections.size(); ++s) {
       const std::string sp = at(std::string("/sections"), s);
       const Section& sec = r.sections[s];
-      if (!id(at(sp, "id"), sec.id)) return false;
+      if (!id(at(sp, "id"), sec.id, "section")) return false;
       for (std::size_t c = 0; c < sec.charts.size(); ++c) {
         if (!chart(at(at(sp, "charts"), c), sec.charts[c])) return false;
       }
@@ -164,13 +169,13 @@ class Checker {
       }
     }
     for (std::size_t g = 0; g < r.assumptions.size(); ++g) {
-      if (!id(at(at(std::string("/assumptions"), g), "id"), r.assumptions[g].id)) return false;
+      if (!id(at(at(std::string("/assumptions"), g), "id"), r.assumptions[g].id, "assumption group")) return false;
     }
     return true;
   }
 
  private:
-  std::set<std::string, std::less<>> ids_;
+  std::map<std::string, std::set<std::string, std::less<>>> ids_;
 };
 
 }  // namespace

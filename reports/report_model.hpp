@@ -15,8 +15,9 @@
 // uncertainty range of a value (low <= value <= high is not required: a band may be one-sided).
 //
 // Ids (sections, tables, charts, assumption groups) are HTML anchors and CSV section names:
-// lower-case letters, digits, '-' and '_', unique within the report. Column keys follow the same
-// rule and name the CSV column; by convention they carry their unit ("step_time_s").
+// lower-case letters, digits, '-' and '_', unique among their kind (a section and a chart may
+// share one); "summary" and "assumptions" are not table ids (CSV uses them). Column keys follow
+// the same rule and name the CSV column; by convention they carry their unit ("step_time_s").
 //
 // Charts hold their own data, so a saved report re-renders without the planner:
 //   XY            series of points (line, scatter or both), linear / log10 / log2 axes, optional

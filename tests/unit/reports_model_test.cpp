@@ -96,7 +96,13 @@ TEST_CASE("the model check names the first malformed place", "[unit][reports]") 
   CHECK(problem_of(r) == "/sections/1/tables/0/rows/1/3: expected a number in a duration column");
   r = testing::sample_capacity_report();
   r.sections[2].id = "scaling";
-  CHECK(problem_of(r) == "/sections/2/id: id 'scaling' is used twice in the report");
+  CHECK(problem_of(r) == "/sections/2/id: section id 'scaling' is used twice in the report");
+  // A chart may share its section's id; a table may not take a CSV section's name.
+  r = testing::sample_capacity_report();
+  r.sections[0].charts[0].id = "scaling";
+  CHECK(problem_of(r) == "none");
+  r.sections[1].tables[0].id = "summary";
+  CHECK(problem_of(r) == "/sections/1/tables/0/id: table id 'summary' is reserved for the CSV section of the same name");
   r = testing::sample_capacity_report();
   r.sections[0].charts[0].series[0].points[0].x = 0;
   CHECK(problem_of(r) == "/sections/0/charts/0/series/0/points/0/x: a log axis needs values > 0");
