@@ -195,7 +195,8 @@ std::string render_xy(const Chart& chart) {
   }
   if (!(xlo <= xhi)) return no_data(chart);
 
-  const double height = 400;
+  // Tall enough for the legend, one 20 px row per series.
+  const double height = std::max(400.0, 40 + 20 * static_cast<double>(chart.series.size()));
   PixelAxis ax = make_axis(chart.x, xlo, xhi, std::max(std::fabs(xlo), std::fabs(xhi)), 7);
   PixelAxis ay = make_axis(chart.y, ylo, yhi, std::max(std::fabs(ylo), std::fabs(yhi)), 6);
 
@@ -402,7 +403,7 @@ std::string render_bars_horizontal(const Chart& chart, double vmax) {
 
 std::string render_bars_vertical(const Chart& chart, double vmax) {
   const std::size_t n = chart.bars.size();
-  const double height = 420;
+  const double height = std::max(420.0, 60 + 20 * static_cast<double>(chart.segments.size()));
   double legend_w = 0;
   for (const auto& s : chart.segments) legend_w = std::max(legend_w, 36 + text_width(shorten(s)));
   legend_w = std::min(legend_w, 230.0);
