@@ -43,7 +43,8 @@ std::string csv_field(std::string_view text) {
 std::string render_table_csv(const Table& t) {
   std::vector<bool> banded(t.columns.size(), false);
   for (const auto& row : t.rows) {
-    for (std::size_t c = 0; c < row.size() && c < banded.size(); ++c) banded[c] = banded[c] || row[c].band().has_value();
+    for (std::size_t c = 0; c < row.size() && c < banded.size(); ++c)
+      banded[c] = banded[c] || row[c].band().has_value();
   }
   std::vector<std::string> header;
   for (std::size_t c = 0; c < t.columns.size(); ++c) {

@@ -145,8 +145,8 @@ std::string render_cell(const Cell& c, const Column& col) {
 }
 
 std::string render_table(const Table& t) {
-  std::string s = "<div class=\"table-wrap\" id=\"table-" + e(t.id) + "\">\n<table class=\"data sortable\" data-table=\"" +
-                  e(t.id) + "\">\n";
+  std::string s = "<div class=\"table-wrap\" id=\"table-" + e(t.id) +
+                  "\">\n<table class=\"data sortable\" data-table=\"" + e(t.id) + "\">\n";
   if (!t.title.empty() || !t.caption.empty()) {
     s += "<caption>" + e(t.title);
     if (!t.caption.empty()) s += " <span class=\"table-caption\">" + e(t.caption) + "</span>";
@@ -167,8 +167,8 @@ std::string render_table(const Table& t) {
 }
 
 std::string render_chart(const Chart& c) {
-  std::string s = "<figure class=\"chart-figure\" id=\"chart-" + e(c.id) + "\">\n<figcaption><strong>" + e(c.title) +
-                  "</strong>";
+  std::string s =
+      "<figure class=\"chart-figure\" id=\"chart-" + e(c.id) + "\">\n<figcaption><strong>" + e(c.title) + "</strong>";
   if (!c.caption.empty()) s.append(" ").append(e(c.caption));
   s += "</figcaption>\n";
   return s + render_chart_svg(c) + "</figure>\n";
@@ -182,7 +182,8 @@ std::string render_assumptions(const AssumptionGroup& g) {
     has_region = has_region || !a.region.empty();
   }
   std::string s = "<h3 id=\"assumptions-" + e(g.id) + "\">" + e(g.title) + "</h3>\n";
-  s += "<div class=\"table-wrap\">\n<table class=\"assumptions\" data-group=\"" + e(g.id) + "\">\n<thead><tr><th>Item</th><th>Value</th><th>Source</th>";
+  s += "<div class=\"table-wrap\">\n<table class=\"assumptions\" data-group=\"" + e(g.id) +
+       "\">\n<thead><tr><th>Item</th><th>Value</th><th>Source</th>";
   if (has_date) s += "<th>Date</th>";
   if (has_region) s += "<th>Region</th>";
   s += "</tr></thead>\n<tbody>\n";

@@ -138,8 +138,8 @@ OJson table_json(const Table& t) {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-const std::initializer_list<std::string_view> kTypeNames{"text",    "number",  "integer", "duration",
-                                                         "bytes",   "dollars", "percent"};
+const std::initializer_list<std::string_view> kTypeNames{"text",  "number",  "integer", "duration",
+                                                         "bytes", "dollars", "percent"};
 
 ValueType read_type(const ValueReader& v) {
   const std::string s = v.as_choice(kTypeNames);
@@ -279,8 +279,8 @@ Table read_table(const ValueReader& v) {
 Report read_fields(ObjectReader& o) {
   const auto version = o.at("schema_version");
   if (version.as_int({.min = 1}) > kReportSchemaVersion) {
-    version.fail_message("schema_version " + std::to_string(version.as_int()) + " is newer than this clustersim reads (" +
-                         std::to_string(kReportSchemaVersion) + ")");
+    version.fail_message("schema_version " + std::to_string(version.as_int()) +
+                         " is newer than this clustersim reads (" + std::to_string(kReportSchemaVersion) + ")");
   }
   o.at("kind").as_choice({kReportKind});
   Report r;
@@ -305,7 +305,9 @@ Report read_fields(ObjectReader& o) {
   for (const auto& jn : o.at("notes").as_array()) {
     r.notes.push_back(jn.read_object([](ObjectReader& no) {
       const std::string level = no.at("level").as_choice({"info", "warning", "error"});
-      return Note{level == "error" ? Note::Level::ERROR : level == "warning" ? Note::Level::WARNING : Note::Level::INFO,
+      return Note{level == "error"     ? Note::Level::ERROR
+                  : level == "warning" ? Note::Level::WARNING
+                                       : Note::Level::INFO,
                   no.at("text").as_string()};
     }));
   }

@@ -29,10 +29,9 @@
 // keys, wrong types and a malformed report (report_model.hpp find_problem) are InputErrors that
 // name the file and the JSON pointer.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "hardware/json_reader.hpp"
 #include "reports/report_model.hpp"

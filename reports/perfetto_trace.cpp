@@ -124,8 +124,8 @@ void PerfettoTrace::check_stream(int rank, int stream) const {
   }
 }
 
-void PerfettoTrace::begin_event(std::string& out, char phase, std::int64_t pid, std::int64_t tid,
-                                std::string_view name, std::string_view category) {
+void PerfettoTrace::begin_event(std::string& out, char phase, std::int64_t pid, std::int64_t tid, std::string_view name,
+                                std::string_view category) {
   out += "{\"ph\":\"";
   out += phase;
   out += "\",\"pid\":";

@@ -118,8 +118,8 @@ class PerfettoTrace {
 
   // A piece of work on a stream: [start, start + duration). Slices of one stream must nest or
   // be disjoint (check_chrome_trace reports partial overlaps).
-  void slice(int rank, int stream, std::string_view name, std::string_view category, Duration start,
-             Duration duration, const TraceArgs& args = {});
+  void slice(int rank, int stream, std::string_view name, std::string_view category, Duration start, Duration duration,
+             const TraceArgs& args = {});
   void instant(int rank, int stream, std::string_view name, std::string_view category, Duration time,
                const TraceArgs& args = {});
   // An arrow from one slice to another (a send to its receive, a collective's step between

@@ -35,7 +35,8 @@ ReportFormat parse_report_format(std::string_view name) {
   if (name == "html") return ReportFormat::HTML;
   if (name == "csv") return ReportFormat::CSV;
   if (name == "json") return ReportFormat::JSON;
-  std::string message = "unknown report format '" + std::string(name) + "'; expected one of text, markdown, html, csv, json";
+  std::string message =
+      "unknown report format '" + std::string(name) + "'; expected one of text, markdown, html, csv, json";
   if (auto near = nearest_word(name, report_format_names())) message += "; did you mean '" + *near + "'?";
   throw InputError("", "--format", message);
 }

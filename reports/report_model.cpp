@@ -31,9 +31,7 @@ class Checker {
     return false;
   }
 
-  bool finite(const std::string& p, double v) {
-    return std::isfinite(v) || fail(p, "expected a finite number");
-  }
+  bool finite(const std::string& p, double v) { return std::isfinite(v) || fail(p, "expected a finite number"); }
 
   // `kind`: "section", "chart", "table" or "assumption group"; ids are unique within a kind.
   bool id(const std::string& p, const std::string& value, const std::string& kind) {
@@ -76,8 +74,8 @@ class Checker {
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
       const std::string rp = at(at(p, "rows"), r);
       if (t.rows[r].size() != t.columns.size()) {
-        return fail(rp, std::to_string(t.rows[r].size()) + " cells for " + std::to_string(t.columns.size()) +
-                            " columns");
+        return fail(rp,
+                    std::to_string(t.rows[r].size()) + " cells for " + std::to_string(t.columns.size()) + " columns");
       }
       for (std::size_t c = 0; c < t.columns.size(); ++c) {
         if (!cell(at(rp, c), t.rows[r][c], t.columns[c].type)) return false;
@@ -117,8 +115,8 @@ class Checker {
           const ChartPoint& pt = ser.points[i];
           if (!axis_value(at(pp, "x"), pt.x, ch.x) || !axis_value(at(pp, "y"), pt.y, ch.y)) return false;
           if (!band(pp, pt.y_band)) return false;
-          if (pt.y_band && !(axis_value(at(pp, "low"), pt.y_band->low, ch.y) &&
-                             axis_value(at(pp, "high"), pt.y_band->high, ch.y))) {
+          if (pt.y_band &&
+              !(axis_value(at(pp, "low"), pt.y_band->low, ch.y) && axis_value(at(pp, "high"), pt.y_band->high, ch.y))) {
             return false;
           }
         }

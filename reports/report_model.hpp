@@ -50,7 +50,7 @@ class Cell {
 
   Cell() = default;
   Cell(std::string text) : kind_(Kind::TEXT), text_(std::move(text)) {}  // NOLINT: implicit on purpose
-  Cell(const char* text) : Cell(std::string(text)) {}                     // NOLINT
+  Cell(const char* text) : Cell(std::string(text)) {}                    // NOLINT
   template <class T>
     requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
   Cell(T v) : kind_(Kind::NUMBER), number_(static_cast<double>(v)) {}  // NOLINT
@@ -79,7 +79,7 @@ struct Column {
   std::string label{};
   ValueType type = ValueType::TEXT;
   std::string unit{};  // NUMBER only ("tokens/s", "GB/s"); the other types imply theirs
-  int digits = 3;    // significant digits shown in HTML, Markdown and text
+  int digits = 3;      // significant digits shown in HTML, Markdown and text
 
   static Column text(std::string key, std::string label) {
     return {std::move(key), std::move(label), ValueType::TEXT, "", 3};
@@ -141,7 +141,7 @@ enum class AxisScale { LINEAR, LOG10, LOG2 };
 struct Axis {
   std::string label{};
   ValueType type = ValueType::NUMBER;  // decides the display unit of the ticks (s, ms, GiB, $)
-  std::string unit{};                    // NUMBER only
+  std::string unit{};                  // NUMBER only
   AxisScale scale = AxisScale::LINEAR;
   std::optional<double> min{};  // forced ends of the axis (in the value's SI unit)
   std::optional<double> max{};
@@ -187,11 +187,11 @@ struct Chart {
   Kind kind = Kind::XY;
   Axis x{};
   Axis y{};
-  std::vector<Series> series{};             // XY
-  std::vector<std::string> segments{};      // STACKED_BARS
-  std::vector<Bar> bars{};                  // STACKED_BARS
+  std::vector<Series> series{};                       // XY
+  std::vector<std::string> segments{};                // STACKED_BARS
+  std::vector<Bar> bars{};                            // STACKED_BARS
   Orientation orientation = Orientation::HORIZONTAL;  // STACKED_BARS
-  std::vector<ReferenceLine> reference_lines{};          // STACKED_BARS, on the value axis
+  std::vector<ReferenceLine> reference_lines{};       // STACKED_BARS, on the value axis
   bool operator==(const Chart&) const = default;
 };
 
@@ -223,7 +223,7 @@ struct AssumptionGroup {
 };
 
 struct Report {
-  std::string type{};          // "capacity-plan", "simulation"
+  std::string type{};  // "capacity-plan", "simulation"
   std::string title{};
   std::string subtitle{};
   std::string generated_by{};  // "clustersim 0.1.0"
@@ -247,7 +247,7 @@ std::optional<ReportProblem> find_problem(const Report& report);
 // writers call it: a malformed report is a programming error of whoever built it).
 void check_report(const Report& report);
 
-std::string_view value_type_name(ValueType t);  // "text", "number", ... (the JSON names)
+std::string_view value_type_name(ValueType t);    // "text", "number", ... (the JSON names)
 std::string_view note_level_name(Note::Level l);  // "info", "warning", "error"
 
 }  // namespace clustersim::reports

@@ -14,9 +14,9 @@ namespace clustersim::reports {
 namespace {
 
 constexpr double kWidth = 760;
-constexpr double kFont = 12;            // px, tick labels and legend
-constexpr double kCharWidth = 0.6;      // average glyph width of a sans-serif font, in em
-constexpr std::size_t kMaxLabel = 28;   // characters of a category or legend label before "…"
+constexpr double kFont = 12;           // px, tick labels and legend
+constexpr double kCharWidth = 0.6;     // average glyph width of a sans-serif font, in em
+constexpr std::size_t kMaxLabel = 28;  // characters of a category or legend label before "…"
 // Okabe and Ito's palette, distinguishable with the common colour-vision deficiencies.
 constexpr std::array<const char*, 8> kPalette{"#0072b2", "#e69f00", "#009e73", "#d55e00",
                                               "#cc79a7", "#56b4e9", "#000000", "#f0e442"};
@@ -61,10 +61,9 @@ std::string axis_title(const Axis& axis, const DisplayUnit& unit) {
 }
 
 std::string svg_open(const Chart& chart, double height) {
-  std::string s = "<svg class=\"chart\" data-chart=\"" + escape_xml(chart.id) + "\" viewBox=\"0 0 " + px(kWidth) +
-                  " " + px(height) + "\" width=\"" + px(kWidth) + "\" height=\"" + px(height) +
-                  "\" role=\"img\" aria-label=\"" + escape_xml(chart.title) + "\" font-size=\"" + px(kFont) +
-                  "\">\n";
+  std::string s = "<svg class=\"chart\" data-chart=\"" + escape_xml(chart.id) + "\" viewBox=\"0 0 " + px(kWidth) + " " +
+                  px(height) + "\" width=\"" + px(kWidth) + "\" height=\"" + px(height) +
+                  "\" role=\"img\" aria-label=\"" + escape_xml(chart.title) + "\" font-size=\"" + px(kFont) + "\">\n";
   s += "<title>" + escape_xml(chart.title) + "</title>\n";
   return s;
 }
@@ -88,24 +87,25 @@ std::string line(double x1, double y1, double x2, double y2, std::string_view ex
 std::string marker(std::size_t shape, double x, double y, double r, std::string_view tooltip) {
   std::string s;
   switch (shape % 4) {
-    case 0:
-      s = "<circle cx=\"" + px(x) + "\" cy=\"" + px(y) + "\" r=\"" + px(r) + "\"";
-      break;
+    case 0: s = "<circle cx=\"" + px(x) + "\" cy=\"" + px(y) + "\" r=\"" + px(r) + "\""; break;
     case 1:
-      s = "<rect x=\"" + px(x - r) + "\" y=\"" + px(y - r) + "\" width=\"" + px(2 * r) + "\" height=\"" +
-          px(2 * r) + "\"";
+      s = "<rect x=\"" + px(x - r) + "\" y=\"" + px(y - r) + "\" width=\"" + px(2 * r) + "\" height=\"" + px(2 * r) +
+          "\"";
       break;
     case 2:
       s = "<path d=\"M" + px(x) + "," + px(y - 1.2 * r) + " L" + px(x + 1.1 * r) + "," + px(y + 0.8 * r) + " L" +
           px(x - 1.1 * r) + "," + px(y + 0.8 * r) + " Z\"";
       break;
     default:
-      s = "<path d=\"M" + px(x) + "," + px(y - 1.3 * r) + " L" + px(x + 1.3 * r) + "," + px(y) + " L" + px(x) +
-          "," + px(y + 1.3 * r) + " L" + px(x - 1.3 * r) + "," + px(y) + " Z\"";
+      s = "<path d=\"M" + px(x) + "," + px(y - 1.3 * r) + " L" + px(x + 1.3 * r) + "," + px(y) + " L" + px(x) + "," +
+          px(y + 1.3 * r) + " L" + px(x - 1.3 * r) + "," + px(y) + " Z\"";
       break;
   }
   if (tooltip.empty()) return s + "/>\n";
-  return s + "><title>" + escape_xml(tooltip) + "</title></" + (shape % 4 == 0 ? "circle" : shape % 4 == 1 ? "rect" : "path") +
+  return s + "><title>" + escape_xml(tooltip) + "</title></" +
+         (shape % 4 == 0   ? "circle"
+          : shape % 4 == 1 ? "rect"
+                           : "path") +
          ">\n";
 }
 
@@ -173,8 +173,8 @@ PixelAxis make_axis(const Axis& axis, double lo, double hi, double magnitude, in
     if (!v) return std::nullopt;
     return *v / a.unit.divisor;
   };
-  a.ticks = compute_ticks(lo / a.unit.divisor, hi / a.unit.divisor, axis.scale, target, scaled(axis.min),
-                          scaled(axis.max));
+  a.ticks =
+      compute_ticks(lo / a.unit.divisor, hi / a.unit.divisor, axis.scale, target, scaled(axis.min), scaled(axis.max));
   return a;
 }
 
@@ -228,7 +228,8 @@ std::string render_xy(const Chart& chart) {
            ">\n";
     std::vector<std::size_t> order(s.points.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return s.points[a].x < s.points[b].x; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return s.points[a].x < s.points[b].x; });
     auto visible = [&](const ChartPoint& p) { return ax.inside(p.x) && ay.inside(p.y); };
 
     if (s.style != Series::Style::SCATTER) {
@@ -240,8 +241,8 @@ std::string render_xy(const Chart& chart) {
         pts += px(ax.at(p.x)) + "," + px(ay.at(p.y));
       }
       if (!pts.empty()) {
-        out += "<polyline fill=\"none\" stroke-width=\"" + std::string(s.highlight ? "2.5" : "1.6") +
-               "\" points=\"" + pts + "\"/>\n";
+        out += "<polyline fill=\"none\" stroke-width=\"" + std::string(s.highlight ? "2.5" : "1.6") + "\" points=\"" +
+               pts + "\"/>\n";
       }
     }
     for (std::size_t i : order) {
@@ -373,8 +374,8 @@ std::string render_bars_horizontal(const Chart& chart, double vmax) {
       acc += bar.values[s];
       const double x1 = ax.at(acc);
       out += "<rect class=\"segment\" data-segment=\"" + escape_xml(chart.segments[s]) + "\" x=\"" + px(x0) +
-             "\" y=\"" + px(y) + "\" width=\"" + px(std::max(0.0, x1 - x0)) + "\" height=\"" + px(kBar) +
-             "\" fill=\"" + colour(s) + "\"><title>" + escape_xml(bar_tooltip(chart, bar, s)) + "</title></rect>\n";
+             "\" y=\"" + px(y) + "\" width=\"" + px(std::max(0.0, x1 - x0)) + "\" height=\"" + px(kBar) + "\" fill=\"" +
+             colour(s) + "\"><title>" + escape_xml(bar_tooltip(chart, bar, s)) + "</title></rect>\n";
     }
     const double total = bar_total(bar);
     double label_x = ax.at(total) + 6;

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace clustersim::reports {
 
@@ -146,7 +145,8 @@ class TraceChecker {
       std::int64_t id = 0;
       if (!integer(e, "tid", i, tid) || !time(e, "ts", i, ts) || !integer(e, "id", i, id)) return;
       if (string_of(e, "cat").empty()) return add(where(i) + "a flow event needs a \"cat\"");
-      if (ph == "f" && string_of(e, "bp") != "e") add(where(i) + "a flow end should bind to its enclosing slice (\"bp\":\"e\")");
+      if (ph == "f" && string_of(e, "bp") != "e")
+        add(where(i) + "a flow end should bind to its enclosing slice (\"bp\":\"e\")");
       FlowPair& pair = flows_[id];
       FlowEnd& end = ph == "s" ? pair.start : pair.finish;
       (ph == "s" ? pair.starts : pair.finishes)++;
@@ -176,8 +176,8 @@ class TraceChecker {
     const auto it = slices_.find(thread);
     if (it == slices_.end()) return false;
     const auto& spans = it->second;
-    const auto last = std::upper_bound(spans.begin(), spans.end(), t,
-                                       [](std::int64_t v, const SliceSpan& s) { return v < s.start; });
+    const auto last =
+        std::upper_bound(spans.begin(), spans.end(), t, [](std::int64_t v, const SliceSpan& s) { return v < s.start; });
     if (last == spans.begin()) return false;
     const auto idx = static_cast<std::size_t>(last - spans.begin()) - 1;
     return max_end_.at(thread)[idx] >= t;
@@ -211,9 +211,8 @@ class TraceChecker {
       for (const auto& s : spans) {
         while (!stack.empty() && stack.back()->end <= s.start) stack.pop_back();
         if (!stack.empty() && s.end > stack.back()->end) {
-          add(where(s.event) + "slice overlaps traceEvents[" + std::to_string(stack.back()->event) +
-              "] on pid " + std::to_string(key.first) + " tid " + std::to_string(key.second) +
-              " without nesting in it");
+          add(where(s.event) + "slice overlaps traceEvents[" + std::to_string(stack.back()->event) + "] on pid " +
+              std::to_string(key.first) + " tid " + std::to_string(key.second) + " without nesting in it");
           continue;
         }
         stack.push_back(&s);
@@ -224,7 +223,8 @@ class TraceChecker {
   void check_names() {
     for (const auto& [key, spans] : slices_) {
       if (!named_threads_.count(key)) {
-        add("pid " + std::to_string(key.first) + " tid " + std::to_string(key.second) + " has slices but no thread_name");
+        add("pid " + std::to_string(key.first) + " tid " + std::to_string(key.second) +
+            " has slices but no thread_name");
       }
     }
     for (std::int64_t pid : processes_) {

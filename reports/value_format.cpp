@@ -144,18 +144,12 @@ std::string format_significant_grouped(double v, int digits, bool group) {
 std::string format_value(double v, ValueType type, std::string_view unit, int digits) {
   switch (type) {
     case ValueType::TEXT:
-    case ValueType::NUMBER:
-      return with_unit(format_significant_grouped(v, digits), unit);
-    case ValueType::INTEGER:
-      return group_thousands(format_fixed(std::round(v), 0));
-    case ValueType::DURATION:
-      return format_duration_seconds(v, digits);
-    case ValueType::BYTES:
-      return format_bytes_binary(v, digits);
-    case ValueType::DOLLARS:
-      return format_dollars(v);
-    case ValueType::PERCENT:
-      return format_significant_grouped(v * 100, digits) + "%";
+    case ValueType::NUMBER: return with_unit(format_significant_grouped(v, digits), unit);
+    case ValueType::INTEGER: return group_thousands(format_fixed(std::round(v), 0));
+    case ValueType::DURATION: return format_duration_seconds(v, digits);
+    case ValueType::BYTES: return format_bytes_binary(v, digits);
+    case ValueType::DOLLARS: return format_dollars(v);
+    case ValueType::PERCENT: return format_significant_grouped(v * 100, digits) + "%";
   }
   return format_significant_grouped(v, digits);
 }
@@ -200,13 +194,10 @@ DisplayUnit display_unit(ValueType type, std::string_view unit, double magnitude
       if (a >= 1e6) return {1e6, "$ millions"};
       if (a >= 1e4) return {1e3, "$ thousands"};
       return {1, "$"};
-    case ValueType::PERCENT:
-      return {0.01, "%"};
+    case ValueType::PERCENT: return {0.01, "%"};
     case ValueType::INTEGER:
-    case ValueType::TEXT:
-      return {1, ""};
-    case ValueType::NUMBER:
-      return {1, std::string(unit)};
+    case ValueType::TEXT: return {1, ""};
+    case ValueType::NUMBER: return {1, std::string(unit)};
   }
   return {1, std::string(unit)};
 }

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,7 +24,8 @@ auto with_class(std::string_view name, std::string_view cls) {
 }
 
 const XmlElement& chart(const XmlElement& root, const std::string& id) {
-  const auto found = root.find_all([&](const XmlElement& e) { return e.name == "svg" && e.attribute("data-chart") == id; });
+  const auto found =
+      root.find_all([&](const XmlElement& e) { return e.name == "svg" && e.attribute("data-chart") == id; });
   REQUIRE(found.size() == 1);
   return *found[0];
 }
@@ -80,8 +80,7 @@ TEST_CASE("the HTML report holds its four charts with their series and labels", 
     // 1-2-5 ticks: the nearest outside the data are 0.2 below and 20 above; shown in seconds
     // because the largest value, 10.3 s, is at least 1 s.
     const auto y_labels = texts(c.find_all(with_class("g", "y-axis"))[0]->find_all(named("text")));
-    CHECK(y_labels ==
-          std::vector<std::string>{"0.2", "0.5", "1", "2", "5", "10", "20", "Step time (s), log scale"});
+    CHECK(y_labels == std::vector<std::string>{"0.2", "0.5", "1", "2", "5", "10", "20", "Step time (s), log scale"});
     CHECK(texts(c.find_all(with_class("g", "legend-item"))[0]->find_all(named("text"))) ==
           std::vector<std::string>{"ZeRO-3"});
   }
@@ -95,13 +94,15 @@ TEST_CASE("the HTML report holds its four charts with their series and labels", 
     CHECK(labels.size() == 6);
     CHECK(labels[2] == "x 128, TP8 PP4");
     // 12 candidates drawn as scatter markers (circles, the first series' shape), muted.
-    const auto candidates = c.find_all([](const XmlElement& e) { return e.attribute("data-series") == "Candidates" && e.has_class("series"); });
+    const auto candidates = c.find_all(
+        [](const XmlElement& e) { return e.attribute("data-series") == "Candidates" && e.has_class("series"); });
     REQUIRE(candidates.size() == 1);
     CHECK(candidates[0]->find_all(named("circle")).size() == 12);
     CHECK(candidates[0]->attribute("opacity") == "0.55");
     // Axis units: 75 days is past 2 days, so days; $4.1M is past $1M, so $ millions.
     CHECK(c.find_all(with_class("g", "x-axis"))[0]->all_text().find("Time to train (days)") != std::string::npos);
-    CHECK(c.find_all(with_class("g", "y-axis"))[0]->all_text().find("Cost (on-demand) ($ millions)") != std::string::npos);
+    CHECK(c.find_all(with_class("g", "y-axis"))[0]->all_text().find("Cost (on-demand) ($ millions)") !=
+          std::string::npos);
   }
 
   SECTION("step-time breakdown: stacked horizontal bars, one segment per non-zero component") {
@@ -160,7 +161,8 @@ TEST_CASE("the HTML report shows the summary, tables with bands, notes and assum
   CHECK(values[5] == "51.2 GiB");
   CHECK(root->find_all(with_class("div", "warning")).size() == 1);
 
-  const auto tables = root->find_all([](const XmlElement& e) { return e.name == "table" && e.attribute("data-table") == "candidates"; });
+  const auto tables = root->find_all(
+      [](const XmlElement& e) { return e.name == "table" && e.attribute("data-table") == "candidates"; });
   REQUIRE(tables.size() == 1);
   CHECK(tables[0]->find_all(named("th")).size() == 10);
   const auto rows = tables[0]->find_all(named("tr"));
@@ -267,7 +269,8 @@ TEST_CASE("headless Chromium renders the HTML report to a screenshot that is not
       "timeout 120 " + chromium +
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
       " --disable-component-update --disable-sync --hide-scrollbars --user-data-dir=" +
-      (dir.path() / "profile").string() + " --window-size=1280,3000 --force-device-scale-factor=0.5 --screenshot=" + shot.string() + " file://" +
+      (dir.path() / "profile").string() +
+      " --window-size=1280,3000 --force-device-scale-factor=0.5 --screenshot=" + shot.string() + " file://" +
       page.string() + " > " + (dir.path() / "chromium.log").string() + " 2>&1";
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);

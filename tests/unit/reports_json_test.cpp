@@ -68,11 +68,13 @@ TEST_CASE("the report reader is strict and says where the input is wrong", "[uni
   CHECK_THAT(error_of(edited("\"kind\": \"clustersim-report\"", "\"kind\": \"clustersim-plan\"")),
              Catch::Contains("/kind"));
   // A text cell in a duration column: found by the model check, located by pointer.
-  CHECK_THAT(error_of(edited("\"compute\",\n              1.2", "\"compute\",\n              \"fast\"")),
-             Catch::Contains("/sections/0/tables/0/rows/0/1") && Catch::Contains("expected a number in a duration column"));
+  CHECK_THAT(
+      error_of(edited("\"compute\",\n              1.2", "\"compute\",\n              \"fast\"")),
+      Catch::Contains("/sections/0/tables/0/rows/0/1") && Catch::Contains("expected a number in a duration column"));
   // A row of the wrong width.
-  CHECK_THAT(error_of(edited("\"optimizer\",\n              0.3,\n              0.125", "\"optimizer\",\n              0.3")),
-             Catch::Contains("/sections/0/tables/0/rows/2"));
+  CHECK_THAT(
+      error_of(edited("\"optimizer\",\n              0.3,\n              0.125", "\"optimizer\",\n              0.3")),
+      Catch::Contains("/sections/0/tables/0/rows/2"));
   // A band needs both ends.
   CHECK_THAT(error_of(edited("\"low\": 2.2,", "")), Catch::Contains("/summary/0/value") && Catch::Contains("both"));
   CHECK_THAT(error_of(edited("\"type\": \"duration\"", "\"type\": \"durations\"")),
@@ -91,6 +93,7 @@ TEST_CASE("a report embedded in a larger result reads back with its pointers", "
     });
     FAIL("no error");
   } catch (const InputError& e) {
-    CHECK_THAT(std::string(e.what()), Catch::Contains("plan-result.json") && Catch::Contains("/report/summary/1/digits"));
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("plan-result.json") && Catch::Contains("/report/summary/1/digits"));
   }
 }

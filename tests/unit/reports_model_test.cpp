@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "reports/chart_scale.hpp"
@@ -102,7 +101,8 @@ TEST_CASE("the model check names the first malformed place", "[unit][reports]") 
   r.sections[0].charts[0].id = "scaling";
   CHECK(problem_of(r) == "none");
   r.sections[1].tables[0].id = "summary";
-  CHECK(problem_of(r) == "/sections/1/tables/0/id: table id 'summary' is reserved for the CSV section of the same name");
+  CHECK(problem_of(r) ==
+        "/sections/1/tables/0/id: table id 'summary' is reserved for the CSV section of the same name");
   r = testing::sample_capacity_report();
   r.sections[0].charts[0].series[0].points[0].x = 0;
   CHECK(problem_of(r) == "/sections/0/charts/0/series/0/points/0/x: a log axis needs values > 0");

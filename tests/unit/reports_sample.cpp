@@ -18,10 +18,12 @@ Chart scaling_chart() {
   c.x = Axis{.label = "GPUs", .type = ValueType::INTEGER, .scale = AxisScale::LOG2};
   c.y = Axis{.label = "Step time", .type = ValueType::DURATION, .scale = AxisScale::LOG10};
   c.series.push_back(Series{.name = "ZeRO-3",
-                            .points = {{64, 9.1, Band{8.2, 10.3}}, {128, 4.9, Band{4.4, 5.6}},
-                                       {256, 2.8, Band{2.5, 3.3}}, {512, 1.9, Band{1.6, 2.3}}}});
-  c.series.push_back(Series{.name = "TP8 PP4",
-                            .points = {{64, 8.4}, {128, 4.3}, {256, 2.2}, {512, 1.15}, {1024, 0.62}}});
+                            .points = {{64, 9.1, Band{8.2, 10.3}},
+                                       {128, 4.9, Band{4.4, 5.6}},
+                                       {256, 2.8, Band{2.5, 3.3}},
+                                       {512, 1.9, Band{1.6, 2.3}}}});
+  c.series.push_back(
+      Series{.name = "TP8 PP4", .points = {{64, 8.4}, {128, 4.3}, {256, 2.2}, {512, 1.15}, {1024, 0.62}}});
   c.series.push_back(Series{.name = "TP8 PP8 interleaved",
                             .points = {{128, 4.6}, {256, 2.35}, {512, 1.2}, {1024, 0.61}, {2048, 0.33}}});
   return c;
@@ -99,8 +101,9 @@ Table candidates_table() {
                Column::bytes("peak_memory_bytes", "Peak memory"),
                Column::percent("mfu", "MFU"),
                Column::text("fits", "Fits")};
-  t.add_row({"demo.8gpu", 256, "TP8 PP8 interleaved", Cell(0.33, {0.30, 0.37}), Cell(12 * kDay, {10.9 * kDay, 13.5 * kDay}),
-             589824, Cell(4.1e6, {3.7e6, 4.6e6}), 49.5 * kGiB, 0.41, "yes"});
+  t.add_row({"demo.8gpu", 256, "TP8 PP8 interleaved", Cell(0.33, {0.30, 0.37}),
+             Cell(12 * kDay, {10.9 * kDay, 13.5 * kDay}), 589824, Cell(4.1e6, {3.7e6, 4.6e6}), 49.5 * kGiB, 0.41,
+             "yes"});
   t.add_row({"demo.8gpu", 128, "TP8 PP4", Cell(0.58, {0.53, 0.64}), Cell(19 * kDay, {17.4 * kDay, 21 * kDay}), 466944,
              Cell(3.1e6, {2.85e6, 3.45e6}), 51.2 * kGiB, 0.47, "yes"});
   t.add_row({"demo.8gpu", 64, "ZeRO-3", Cell(1.84, {1.65, 2.05}), Cell(36 * kDay, {32 * kDay, 41 * kDay}), 442368,
@@ -119,9 +122,15 @@ Report sample_capacity_report() {
   r.subtitle = "demo.8gpu nodes, 48 to 256 nodes, every layout that fits";
   r.generated_by = "clustersim (test data)";
   r.summary = {
-      Figure{.key = "time_to_train", .label = "Time to train", .type = ValueType::DURATION,
-             .value = Cell(19 * kDay, {17.4 * kDay, 21 * kDay}), .detail = "x 128, TP8 PP4"},
-      Figure{.key = "cost", .label = "Cost", .type = ValueType::DOLLARS, .value = Cell(3.1e6, {2.85e6, 3.45e6}),
+      Figure{.key = "time_to_train",
+             .label = "Time to train",
+             .type = ValueType::DURATION,
+             .value = Cell(19 * kDay, {17.4 * kDay, 21 * kDay}),
+             .detail = "x 128, TP8 PP4"},
+      Figure{.key = "cost",
+             .label = "Cost",
+             .type = ValueType::DOLLARS,
+             .value = Cell(3.1e6, {2.85e6, 3.45e6}),
              .detail = "on-demand, demo-region-1"},
       Figure{.key = "gpus", .label = "GPUs", .type = ValueType::INTEGER, .value = 1024},
       Figure{.key = "step_time", .label = "Step time", .type = ValueType::DURATION, .value = Cell(0.58, {0.53, 0.64})},
@@ -129,8 +138,9 @@ Report sample_capacity_report() {
       Figure{.key = "peak_memory", .label = "Peak memory per GPU", .type = ValueType::BYTES, .value = 51.2 * kGiB},
       Figure{.key = "layout", .label = "Layout", .type = ValueType::TEXT, .value = "TP8 PP4 DP32"},
   };
-  r.notes = {Note{Note::Level::WARNING, "No calibration profile for demo.8gpu: compute efficiency uses the default, "
-                                        "and the bands are widened."},
+  r.notes = {Note{Note::Level::WARNING,
+                  "No calibration profile for demo.8gpu: compute efficiency uses the default, "
+                  "and the bands are widened."},
              Note{Note::Level::INFO, "Prices change; check them against the provider's list before a budget review."}};
 
   Section scaling{.id = "scaling", .title = "Scaling"};
@@ -150,12 +160,16 @@ Report sample_capacity_report() {
 
   r.sections = {scaling, frontier, where, memory};
   r.assumptions = {
-      AssumptionGroup{"prices", "Prices",
-                      {Assumption{"demo.8gpu on-demand", "12.34 $/h", "demo price list", "2026-01-01", "demo-region-1"},
-                       Assumption{"demo.8gpu 1-year plan", "8.76 $/h", "demo price list", "2026-01-01", "demo-region-1"}}},
-      AssumptionGroup{"calibration", "Calibration",
+      AssumptionGroup{
+          "prices",
+          "Prices",
+          {Assumption{"demo.8gpu on-demand", "12.34 $/h", "demo price list", "2026-01-01", "demo-region-1"},
+           Assumption{"demo.8gpu 1-year plan", "8.76 $/h", "demo price list", "2026-01-01", "demo-region-1"}}},
+      AssumptionGroup{"calibration",
+                      "Calibration",
                       {Assumption{"profile", "none (defaults from the catalog)", "catalog demo.8gpu", "", ""}}},
-      AssumptionGroup{"versions", "Model and versions",
+      AssumptionGroup{"versions",
+                      "Model and versions",
                       {Assumption{"model", "demo-70b preset", "models/presets", "", ""},
                        Assumption{"NCCL", "2.28 tuning constants", "NCCL source", "", ""}}},
   };
@@ -167,10 +181,13 @@ Report sample_simulation_report() {
   r.type = "simulation";
   r.title = "Simulation: demo-8b ZeRO-3 on 4 GPUs";
   r.generated_by = "clustersim (test data)";
-  r.summary = {Figure{.key = "step_time", .label = "Step time", .type = ValueType::DURATION,
-                      .value = Cell(2.41, {2.2, 2.7})},
-               Figure{.key = "tokens_per_s", .label = "Throughput", .type = ValueType::NUMBER, .unit = "tokens/s",
-                      .value = 6798.3}};
+  r.summary = {
+      Figure{.key = "step_time", .label = "Step time", .type = ValueType::DURATION, .value = Cell(2.41, {2.2, 2.7})},
+      Figure{.key = "tokens_per_s",
+             .label = "Throughput",
+             .type = ValueType::NUMBER,
+             .unit = "tokens/s",
+             .value = 6798.3}};
   Section s{.id = "step", .title = "Step"};
   s.charts = {breakdown_chart()};
   Table t{.id = "breakdown", .title = "Breakdown"};

@@ -1,10 +1,8 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "reports/perfetto_trace.hpp"
 #include "reports/trace_check.hpp"
@@ -91,7 +89,8 @@ TEST_CASE("the trace has the structure Perfetto reads", "[unit][reports]") {
   for (const auto& e : events) phases[e["ph"].get<std::string>()]++;
   CHECK(phases == std::map<std::string, int>{{"M", 14}, {"i", 1}, {"X", 6}, {"C", 3}, {"s", 3}, {"f", 3}});
   // Rank r is pid r + 1; stream s of rank r is tid (r + 1) * 1000 + s.
-  CHECK(events[0] == nlohmann::json::parse(R"({"ph":"M","pid":1,"tid":1,"name":"process_name","args":{"name":"rank 0"}})"));
+  CHECK(events[0] ==
+        nlohmann::json::parse(R"({"ph":"M","pid":1,"tid":1,"name":"process_name","args":{"name":"rank 0"}})"));
   CHECK(events[2]["tid"] == 1000);  // rank 0, stream 0: (0 + 1) * 1000 + 0
   CHECK(events[4]["tid"] == 1001);
   CHECK(PerfettoTrace::tid_of(1, kComm) == 2001);

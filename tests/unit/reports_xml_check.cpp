@@ -89,7 +89,8 @@ class XmlParser {
     } else if (!e.empty() && e[0] == '#') {
       const bool hex = e.size() > 1 && e[1] == 'x';
       const std::string digits(e.substr(hex ? 2 : 1));
-      if (digits.empty() || digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos) {
+      if (digits.empty() ||
+          digits.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789") != std::string::npos) {
         fail("bad character reference");
       }
       const unsigned long cp = std::stoul(digits, nullptr, hex ? 16 : 10);
