@@ -267,7 +267,8 @@ TEST_CASE("headless Chromium renders the HTML report to a screenshot that is not
   std::filesystem::create_directory(dir.path() / "profile");
   const std::string command =
       "timeout 120 " + chromium +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
+      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --disable-quic --no-first-run"
+      " --disable-background-networking"
       " --disable-component-update --disable-sync --hide-scrollbars --user-data-dir=" +
       (dir.path() / "profile").string() +
       " --window-size=1280,3000 --force-device-scale-factor=0.5 --screenshot=" + shot.string() + " file://" +
