@@ -3,19 +3,38 @@
 #include <algorithm>
 
 #include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
 #include "models/compute_parameters.hpp"
 
 namespace clustersim::models {
 
 namespace cp = compute_params;
 
+namespace {
+
+// A profile value outside what the model can use is a bad profile, not a crash later.
+double checked(hardware::ParameterSet& ps, std::string_view name, double value, double min_exclusive, double max) {
+  if (!(value > min_exclusive) || value > max) {
+    const std::string file = ps.profile() != nullptr ? ps.profile()->file() : "";
+    throw InputError(file, "/parameters/" + json_pointer_token(name),
+                     "expected a value above " + format_significant(min_exclusive, 4) + " and at most " +
+                         format_significant(max, 4) + ", got " + format_significant(value, 4));
+  }
+  return value;
+}
+
+}  // namespace
+
 ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, hardware::ParameterSet& ps) : gpu_(gpu) {
   using D = cp::Defaults;
   auto gemm_curve = [&](Precision p, double fallback, const char* why) {
     GemmCurve c;
-    c.max_efficiency = ps.ratio(cp::gemm_max_efficiency(p), fallback, why, 0.2);
-    c.half_dim = ps.ratio(cp::gemm_half_dim(p), D::gemm_half_dim,
-                          "default: efficiency halves at a smallest GEMM dimension of one 128-wide tile", 0.5);
+    c.max_efficiency = checked(ps, cp::gemm_max_efficiency(p), ps.ratio(cp::gemm_max_efficiency(p), fallback, why, 0.2),
+                               0, 1);
+    c.half_dim = checked(ps, cp::gemm_half_dim(p),
+                         ps.ratio(cp::gemm_half_dim(p), D::gemm_half_dim,
+                                  "default: efficiency halves at a smallest GEMM dimension of one 128-wide tile", 0.5),
+                         -1e-12, 1e9);
     return c;
   };
   bf16_ = gemm_curve(Precision::BF16, D::gemm_max_efficiency_bf16,
@@ -27,16 +46,22 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, hardware::ParameterSet&
   fp32_ = gemm_curve(Precision::FP32, D::gemm_max_efficiency_fp32, "default: 80% of the fp32 peak");
   tile_m_ = ps.ratio(cp::kGemmTileM, D::gemm_tile_m, "default: 128-row output tiles", 0.5);
   tile_n_ = ps.ratio(cp::kGemmTileN, D::gemm_tile_n, "default: 128-column output tiles", 0.5);
-  attn_max_[0] = ps.ratio(cp::attention_max_efficiency(false), D::attention_fwd_max_efficiency,
-                          "default: flash attention forward at ~55% of the bf16 peak", 0.3);
-  attn_max_[1] = ps.ratio(cp::attention_max_efficiency(true), D::attention_bwd_max_efficiency,
-                          "default: flash attention backward at ~45% of the bf16 peak", 0.3);
+  attn_max_[0] = checked(ps, cp::attention_max_efficiency(false),
+                         ps.ratio(cp::attention_max_efficiency(false), D::attention_fwd_max_efficiency,
+                                  "default: flash attention forward at ~55% of the bf16 peak", 0.3),
+                         0, 1);
+  attn_max_[1] = checked(ps, cp::attention_max_efficiency(true),
+                         ps.ratio(cp::attention_max_efficiency(true), D::attention_bwd_max_efficiency,
+                                  "default: flash attention backward at ~45% of the bf16 peak", 0.3),
+                         0, 1);
   attn_half_[0] = ps.ratio(cp::attention_half_seq(false), D::attention_half_seq,
                            "default: attention efficiency halves at 256 key tokens", 0.5);
   attn_half_[1] = ps.ratio(cp::attention_half_seq(true), D::attention_half_seq,
                            "default: attention efficiency halves at 256 key tokens", 0.5);
-  const double mem_eff = ps.ratio(cp::kMemoryEfficiency, D::memory_efficiency,
-                                  "default: memory-bound kernels reach 80% of the catalog HBM bandwidth", 0.15);
+  const double mem_eff = checked(ps, cp::kMemoryEfficiency,
+                                 ps.ratio(cp::kMemoryEfficiency, D::memory_efficiency,
+                                          "default: memory-bound kernels reach 80% of the catalog HBM bandwidth", 0.15),
+                                 0, 1);
   memory_bandwidth_ = gpu.hbm_bandwidth.value * mem_eff;
   overhead_ = ps.duration(cp::kKernelOverhead, Duration::from_seconds(D::kernel_overhead_us * 1e-6),
                           "default: 2 us of fixed GPU time per kernel", 0.5);

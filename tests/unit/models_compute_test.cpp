@@ -140,3 +140,14 @@ TEST_CASE("the optimizer step on the GPU and offloaded", "[unit][models]") {
   CHECK(off.d2h_bytes.as_double() == Approx(4.0 * 1'003'782'656));
   CHECK(off.h2d_time.seconds() == Approx(2.0 * 1'003'782'656 / 46.08e9).epsilon(1e-6));
 }
+
+TEST_CASE("a profile efficiency outside (0, 1] is a bad profile", "[unit][models][bad-input]") {
+  const auto profile = hardware::CalibrationProfile::parse(R"({
+    "schema_version": 1, "name": "bad",
+    "provenance": {"machine": "lab", "gpu": "NVIDIA H100", "gpu_count": 8, "date": "2026-11-21"},
+    "parameters": {"compute.memory.efficiency": {"value": 1.7}}})",
+                                                           "bad.json");
+  hardware::ParameterSet ps(&profile);
+  CHECK_THROWS_WITH(ComputeModel(catalog().gpu("H100-SXM5-80GB"), ps),
+                    Catch::Contains("bad.json") && Catch::Contains("/parameters/compute.memory.efficiency"));
+}

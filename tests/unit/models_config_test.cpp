@@ -7,6 +7,7 @@
 #include "hardware/json_reader.hpp"
 #include "models/parameter_tensors.hpp"
 #include "models/transformer_config.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -224,5 +225,39 @@ TEST_CASE("bad model inputs name the file, the key and what was expected", "[uni
     CHECK_THROWS_WITH(inline_model(R"({"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
                                        "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 100})"),
                       Catch::Contains("/num_key_value_heads") && Catch::Contains("divisor of num_attention_heads = 4"));
+  }
+}
+
+TEST_CASE("a scenario names its model by preset, hf_config path or inline fields", "[unit][models]") {
+  clustersim::testing::TempDir dir;
+  auto scenario = [&](const std::string& model) {
+    return dir.write("s.json", R"({"schema_version": 1, "model": )" + model + R"(,
+      "training": {"seq_len": 2048, "micro_batch_size": 1, "global_batch_size": 8},
+      "parallelism": {"framework": "megatron", "data": 8},
+      "cluster": {"system": "hgx-h100", "nodes": 1, "gpus_per_node": 8}})");
+  };
+  SECTION("preset") {
+    CHECK(resolve_model(load_scenario(scenario(R"({"preset": "qwen2.5-7b"})").string()).model).hidden_size == 3584);
+  }
+  SECTION("hf_config, relative to the scenario") {
+    dir.write("my-model.json", R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000,
+      "rope_theta": 1000000.0, "sliding_window": null, "torch_dtype": "bfloat16"})");
+    const auto m = resolve_model(load_scenario(scenario(R"({"hf_config": "my-model.json"})").string()).model);
+    CHECK(m.name == "my-model");
+    CHECK(m.model_type == "mistral");
+    CHECK(m.num_kv_heads == 8);
+  }
+  SECTION("inline, with errors located under /model") {
+    const auto s = load_scenario(scenario(R"({"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                                              "num_attention_heads": 4, "vocab_sise": 100})")
+                                     .string());
+    CHECK_THROWS_WITH(resolve_model(s.model), Catch::Contains("s.json") && Catch::Contains("/model/vocab_sise") &&
+                                                  Catch::Contains("did you mean 'vocab_size'"));
+  }
+  SECTION("an unknown preset is located at /model/preset") {
+    const auto s = load_scenario(scenario(R"({"preset": "mixtral-8x7"})").string());
+    CHECK_THROWS_WITH(resolve_model(s.model), Catch::Contains("/model/preset") &&
+                                                  Catch::Contains("did you mean 'mixtral-8x7b'"));
   }
 }
