@@ -210,6 +210,11 @@ FlopRate ParameterSet::flop_rate(std::string_view name, FlopRate fallback, std::
                                            format_flop_rate(fallback), why, unc));
 }
 
+Bytes ParameterSet::bytes(std::string_view name, Bytes fallback, std::string_view why, double unc) {
+  return Bytes::from_double(
+      lookup(name, ProfileParameter::Kind::BYTES, fallback.as_double(), format_bytes(fallback), why, unc));
+}
+
 bool ParameterSet::any_uncalibrated() const {
   for (const auto& [n, u] : used_) {
     if (!u.calibrated) return true;

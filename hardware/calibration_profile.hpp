@@ -115,6 +115,7 @@ class ParameterSet {
                     double default_uncertainty = 0.5);
   FlopRate flop_rate(std::string_view name, FlopRate fallback, std::string_view why,
                      double default_uncertainty = 0.25);
+  Bytes bytes(std::string_view name, Bytes fallback, std::string_view why, double default_uncertainty = 0.25);
   bool has(std::string_view name) const { return profile_ != nullptr && profile_->find(name) != nullptr; }
 
   const CalibrationProfile* profile() const { return profile_; }

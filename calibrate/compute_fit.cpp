@@ -1,0 +1,592 @@
+#include "calibrate/compute_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include <Eigen/Dense>
+
+#include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
+#include "models/compute_parameters.hpp"
+
+namespace clustersim::calibrate {
+
+namespace {
+
+namespace cp = models::compute_params;
+using models::Precision;
+
+// ------------------------------------------------------------------ robust least squares
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  double m = v[mid];
+  if (v.size() % 2 == 0) {
+    m = (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
+  }
+  return m;
+}
+
+// Minimises sum_i w_i ((X_i beta - y_i) / y_i)^2, reweighting with Huber's rule (k = 1.345 robust
+// standard deviations of the relative residuals, the scale from the median absolute deviation).
+Eigen::VectorXd robust_relative_fit(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) {
+  const Eigen::Index n = X.rows();
+  Eigen::VectorXd w = Eigen::VectorXd::Ones(n);
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(X.cols());
+  for (int iter = 0; iter < 50; ++iter) {
+    Eigen::VectorXd s(n);
+    for (Eigen::Index i = 0; i < n; ++i) s(i) = std::sqrt(w(i)) / std::max(std::abs(y(i)), 1e-300);
+    const Eigen::MatrixXd A = s.asDiagonal() * X;
+    const Eigen::VectorXd b = s.asDiagonal() * y;
+    const Eigen::VectorXd next = A.colPivHouseholderQr().solve(b);
+    std::vector<double> r(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = std::abs((X.row(i) * next - y(i)) / y(i));
+    const double scale = std::max(1.4826 * median(r), 1e-6);
+    const double k = 1.345 * scale;
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double ri = r[static_cast<std::size_t>(i)];
+      w(i) = ri <= k ? 1.0 : k / ri;
+    }
+    const double change = (next - beta).norm() / std::max(next.norm(), 1e-300);
+    beta = next;
+    if (iter > 0 && change < 1e-10) break;
+  }
+  return beta;
+}
+
+// ------------------------------------------------------------------ cross-validation
+
+using Params = std::vector<double>;
+using FitFn = std::function<std::optional<Params>(const std::vector<std::size_t>&)>;
+using PredictFn = std::function<double(const Params&, std::size_t)>;
+
+KindFitError evaluate(const std::string& kind, const std::vector<double>& measured, const std::vector<std::size_t>& order,
+                      const FitFn& fit, const PredictFn& predict) {
+  KindFitError e;
+  e.kind = kind;
+  e.samples = static_cast<int>(measured.size());
+  std::vector<std::size_t> all(measured.size());
+  std::iota(all.begin(), all.end(), 0);
+  if (auto p = fit(all)) {
+    double sum = 0;
+    for (std::size_t i : all) sum += std::abs(predict(*p, i) - measured[i]) / measured[i];
+    e.fit_mean_abs = sum / static_cast<double>(all.size());
+  }
+  const std::size_t k = std::min<std::size_t>(5, measured.size());
+  if (k < 2) return e;
+  e.folds = static_cast<int>(k);
+  double sum = 0, worst = 0;
+  std::size_t counted = 0;
+  for (std::size_t f = 0; f < k; ++f) {
+    std::vector<std::size_t> train, test;
+    for (std::size_t j = 0; j < order.size(); ++j) (j % k == f ? test : train).push_back(order[j]);
+    const auto p = fit(train);
+    if (!p) continue;
+    for (std::size_t i : test) {
+      const double err = std::abs(predict(*p, i) - measured[i]) / measured[i];
+      sum += err;
+      worst = std::max(worst, err);
+      ++counted;
+    }
+  }
+  if (counted > 0) e.cv_mean_abs = sum / static_cast<double>(counted);
+  e.cv_max_abs = worst;
+  return e;
+}
+
+std::vector<std::size_t> order_by(const std::vector<double>& key) {
+  std::vector<std::size_t> idx(key.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+  return idx;
+}
+
+// Relative spread of residuals of a fit on all points: the parameter's stated uncertainty.
+double spread(const std::vector<double>& measured, const Params& p, const PredictFn& predict) {
+  std::vector<double> r;
+  for (std::size_t i = 0; i < measured.size(); ++i) r.push_back(std::abs(predict(p, i) - measured[i]) / measured[i]);
+  return std::max(0.005, 1.4826 * median(r));
+}
+
+// ------------------------------------------------------------------ parameters
+
+hardware::ProfileParameter ratio(std::string name, double v, double unc, int samples) {
+  return {.name = std::move(name), .kind = hardware::ProfileParameter::Kind::RATIO, .value = v,
+          .text = format_significant(v, 4), .uncertainty = unc, .samples = samples};
+}
+
+hardware::ProfileParameter bandwidth(std::string name, double bytes_per_s, double unc, int samples) {
+  const Bandwidth b = Bandwidth::bytes_per_second(std::stod(format_significant(bytes_per_s / 1e9, 4)) * 1e9);
+  return {.name = std::move(name), .kind = hardware::ProfileParameter::Kind::BANDWIDTH, .value = b.bytes_per_second(),
+          .text = format_significant(b.gigabytes_per_second(), 4) + " GB/s", .uncertainty = unc, .samples = samples};
+}
+
+hardware::ProfileParameter duration(std::string name, double seconds, double unc, int samples) {
+  const double us = std::stod(format_significant(seconds * 1e6, 4));
+  return {.name = std::move(name), .kind = hardware::ProfileParameter::Kind::DURATION, .value = us * 1e-6,
+          .text = format_significant(us, 4) + " us", .uncertainty = unc, .samples = samples};
+}
+
+Precision precision_of(const std::string& s) {
+  if (s == "fp8") return Precision::FP8;
+  if (s == "fp16") return Precision::FP16;
+  if (s == "fp32" || s == "tf32") return Precision::FP32;
+  return Precision::BF16;
+}
+
+std::optional<double> peak_of(const hardware::GpuSpec& gpu, Precision p) {
+  switch (p) {
+    case Precision::BF16:
+    case Precision::FP16: return gpu.peak_bf16.value.flops_per_second();
+    case Precision::FP8:
+      if (!gpu.peak_fp8) return std::nullopt;
+      return gpu.peak_fp8->value.flops_per_second();
+    case Precision::FP32: return gpu.peak_fp32.value.flops_per_second();
+  }
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------------ section records
+
+struct GemmPoint {
+  Precision dtype;
+  double m, n, k, t;
+};
+struct AttentionPoint {
+  bool backward;
+  bool bf16;
+  double flops, seq_kv, bytes, t;
+};
+struct MemoryPoint {
+  std::string kernel;
+  double bytes, t;
+};
+struct HostPoint {
+  bool h2d, pinned;
+  int gpus;
+  double size, t, per_gpu_bw;
+};
+struct AdamPoint {
+  double threads, params, t;
+};
+
+}  // namespace
+
+nlohmann::json ComputeFitReport::to_json() const {
+  nlohmann::json kinds_json = nlohmann::json::array();
+  for (const auto& k : kinds) {
+    kinds_json.push_back({{"kind", k.kind},
+                          {"samples", k.samples},
+                          {"folds", k.folds},
+                          {"fit_mean_abs_error", k.fit_mean_abs},
+                          {"cv_mean_abs_error", k.cv_mean_abs},
+                          {"cv_max_abs_error", k.cv_max_abs}});
+  }
+  return {{"compute", kinds_json}, {"compute_notes", notes}};
+}
+
+std::string ComputeFitReport::to_text() const {
+  std::ostringstream out;
+  out << "kind                     samples  folds  fit mean  cv mean  cv max\n";
+  for (const auto& k : kinds) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%-24s %7d %6d %8.1f%% %7.1f%% %6.1f%%\n", k.kind.c_str(), k.samples, k.folds,
+                  100 * k.fit_mean_abs, 100 * k.cv_mean_abs, 100 * k.cv_max_abs);
+    out << line;
+  }
+  for (const auto& n : notes) out << "note: " << n << "\n";
+  return out.str();
+}
+
+std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::json& results,
+                                                               const hardware::GpuSpec& gpu, ComputeFitReport& report,
+                                                               const std::string& file) {
+  using D = cp::Defaults;
+  std::vector<hardware::ProfileParameter> out;
+  ValueReader root(results, file, "");
+  ObjectReader top = root.as_object();  // other sections belong to other fitters: not rejected
+  const double hbm = gpu.hbm_bandwidth.value.bytes_per_second();
+  const double sms = gpu.sm_count;
+
+  // ---------------------------------------------------------------- read
+  std::vector<GemmPoint> gemms;
+  std::vector<AttentionPoint> attns;
+  std::vector<MemoryPoint> mems;
+  std::vector<HostPoint> hosts;
+  std::vector<AdamPoint> adams;
+  constexpr NumberRange kPositive{.min = 0, .max = 1e30, .min_exclusive = true};
+  if (auto s = top.maybe("gemm")) {
+    for (const auto& e : s->as_array()) {
+      e.read_object([&](ObjectReader& o) {
+        o.allow({"name", "transa", "transb", "tflops"});
+        GemmPoint g;
+        g.dtype = precision_of(o.at("dtype").as_choice({"bf16", "fp16", "fp8", "fp32", "tf32"}));
+        g.m = static_cast<double>(o.at("m").as_int({.min = 1, .max = 1LL << 40}));
+        g.n = static_cast<double>(o.at("n").as_int({.min = 1, .max = 1LL << 40}));
+        g.k = static_cast<double>(o.at("k").as_int({.min = 1, .max = 1LL << 40}));
+        g.t = o.at("time_us").as_number(kPositive) * 1e-6;
+        gemms.push_back(g);
+      });
+    }
+  }
+  if (auto s = top.maybe("attention")) {
+    for (const auto& e : s->as_array()) {
+      e.read_object([&](ObjectReader& o) {
+        o.allow({"impl", "tflops"});
+        const std::string dtype = o.at("dtype").as_choice({"bf16", "fp16", "fp8"});
+        const double b = static_cast<double>(o.at("batch").as_int({.min = 1, .max = 1LL << 30}));
+        const double heads = static_cast<double>(o.at("heads").as_int({.min = 1, .max = 1LL << 20}));
+        const double kv = static_cast<double>(o.get_or("kv_heads", static_cast<std::int64_t>(heads), {.min = 1, .max = 1LL << 20}));
+        const double s_len = static_cast<double>(o.at("seq_len").as_int({.min = 1, .max = 1LL << 30}));
+        const double d = static_cast<double>(o.at("head_dim").as_int({.min = 1, .max = 1LL << 16}));
+        const bool causal = o.get_or("causal", true);
+        AttentionPoint a;
+        a.backward = o.at("direction").as_choice({"fwd", "bwd"}) == "bwd";
+        a.bf16 = dtype != "fp8";
+        // Counted as models/kernel_op.hpp counts flash attention (FlashAttention-2 accounting).
+        const double pairs = b * heads * s_len * s_len * (causal ? 0.5 : 1.0);
+        a.flops = a.backward ? 2 * pairs * 5 * d : 2 * pairs * 2 * d;
+        const double q = b * s_len * heads * d * 2, kvb = b * s_len * kv * d * 2;
+        a.bytes = a.backward ? 2 * (q + 2 * kvb) + 2 * q : q + 2 * kvb + q;
+        a.seq_kv = s_len;
+        a.t = o.at("time_us").as_number(kPositive) * 1e-6;
+        attns.push_back(a);
+      });
+    }
+  }
+  if (auto s = top.maybe("memory")) {
+    for (const auto& e : s->as_array()) {
+      e.read_object([&](ObjectReader& o) {
+        o.allow({"bandwidth_GBps"});
+        MemoryPoint mp;
+        mp.kernel = o.at("kernel").as_choice({"copy", "read", "write", "elementwise"});
+        mp.bytes = o.at("bytes_moved").as_number(kPositive);
+        mp.t = o.at("time_us").as_number(kPositive) * 1e-6;
+        mems.push_back(mp);
+      });
+    }
+  }
+  if (auto s = top.maybe("host")) {
+    for (const auto& e : s->as_array()) {
+      e.read_object([&](ObjectReader& o) {
+        HostPoint h;
+        h.h2d = o.at("direction").as_choice({"h2d", "d2h"}) == "h2d";
+        h.pinned = o.at("pinned").as_bool();
+        h.gpus = static_cast<int>(o.at("gpus").as_array(1).size());
+        for (const auto& g : o.at("gpus").as_array()) g.as_int({.min = 0, .max = 1 << 20});
+        h.size = o.at("size_bytes").as_number(kPositive);
+        h.t = o.at("time_us").as_number(kPositive) * 1e-6;
+        h.per_gpu_bw = o.maybe("bandwidth_GBps") ? o.at("bandwidth_GBps").as_number(kPositive) * 1e9 : h.size / h.t;
+        hosts.push_back(h);
+      });
+    }
+  }
+  if (auto s = top.maybe("cpu_adam")) {
+    for (const auto& e : s->as_array()) {
+      e.read_object([&](ObjectReader& o) {
+        o.allow({"params_per_second"});
+        AdamPoint a;
+        a.threads = static_cast<double>(o.at("threads").as_int({.min = 1, .max = 1 << 20}));
+        a.params = o.at("params").as_number(kPositive);
+        a.t = o.at("time_us").as_number(kPositive) * 1e-6;
+        adams.push_back(a);
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- memory: e_mem and t0
+  double e_mem = D::memory_efficiency;
+  double t0 = D::kernel_overhead_us * 1e-6;
+  if (mems.size() >= 2) {
+    std::vector<double> measured, key;
+    for (const auto& p : mems) {
+      measured.push_back(p.t);
+      key.push_back(p.bytes);
+    }
+    FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+      if (idx.size() < 2) return std::nullopt;
+      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), 2);
+      Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
+      for (std::size_t r = 0; r < idx.size(); ++r) {
+        X(static_cast<Eigen::Index>(r), 0) = 1;
+        X(static_cast<Eigen::Index>(r), 1) = mems[idx[r]].bytes;
+        y(static_cast<Eigen::Index>(r)) = mems[idx[r]].t;
+      }
+      const Eigen::VectorXd b = robust_relative_fit(X, y);
+      if (!(b(1) > 0)) return std::nullopt;
+      return Params{std::max(0.0, b(0)), b(1)};
+    };
+    PredictFn predict = [&](const Params& p, std::size_t i) { return p[0] + p[1] * mems[i].bytes; };
+    report.kinds.push_back(evaluate("memory", measured, order_by(key), fit, predict));
+    if (auto p = fit(order_by(key))) {
+      e_mem = 1.0 / ((*p)[1] * hbm);
+      t0 = (*p)[0];
+      const double u = spread(measured, *p, predict);
+      out.push_back(ratio(std::string(cp::kMemoryEfficiency), e_mem, u, static_cast<int>(mems.size())));
+      out.push_back(duration(std::string(cp::kKernelOverhead), t0, std::max(u, 0.2), static_cast<int>(mems.size())));
+    }
+  } else {
+    report.notes.push_back("memory: fewer than 2 points; compute.memory.efficiency and compute.kernel_overhead not fitted");
+  }
+  const double mem_bw = hbm * e_mem;
+
+  // ---------------------------------------------------------------- GEMMs per dtype
+  for (Precision p : {Precision::BF16, Precision::FP16, Precision::FP8, Precision::FP32}) {
+    std::vector<GemmPoint> pts;
+    const auto peak = peak_of(gpu, p);
+    int memory_bound = 0;
+    for (const auto& g : gemms) {
+      if (g.dtype != p) continue;
+      if (!peak) continue;
+      const double flops = 2 * g.m * g.n * g.k;
+      const double bytes = (g.m * g.k + g.k * g.n) * models::bytes_per_element(p) + g.m * g.n * 2;
+      // Leave out shapes the roofline puts on the memory side: they say nothing about e_max.
+      if (bytes / mem_bw > 0.5 * flops / (*peak * D::gemm_max_efficiency_bf16)) {
+        ++memory_bound;
+        continue;
+      }
+      pts.push_back(g);
+    }
+    const std::string dt(cp::dtype_name(p));
+    if (!peak && std::any_of(gemms.begin(), gemms.end(), [&](const GemmPoint& g) { return g.dtype == p; })) {
+      report.notes.push_back("gemm." + dt + ": the catalog GPU has no " + dt + " peak; points left out");
+    }
+    if (memory_bound > 0) {
+      report.notes.push_back("gemm." + dt + ": " + std::to_string(memory_bound) + " memory-bound shapes left out");
+    }
+    if (pts.size() < 2) {
+      if (!pts.empty()) report.notes.push_back("gemm." + dt + ": fewer than 2 compute-bound points; not fitted");
+      continue;
+    }
+    const double P = *peak;
+    auto wave = [&](const GemmPoint& g) {
+      return cp::wave_efficiency(g.m, g.n, 1, D::gemm_tile_m, D::gemm_tile_n, sms);
+    };
+    std::vector<double> measured, key;
+    std::vector<double> dmins;
+    for (const auto& g : pts) {
+      measured.push_back(g.t);
+      key.push_back(g.m * g.n * g.k);
+      dmins.push_back(cp::smallest_dim(g.m, g.n, g.k));
+    }
+    const bool identifiable = *std::max_element(dmins.begin(), dmins.end()) > *std::min_element(dmins.begin(), dmins.end());
+    FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+      if (idx.size() < 2) return std::nullopt;
+      const Eigen::Index cols = identifiable ? 2 : 1;
+      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
+      Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
+      for (std::size_t r = 0; r < idx.size(); ++r) {
+        const GemmPoint& g = pts[idx[r]];
+        const double F = 2 * g.m * g.n * g.k;
+        const auto row = static_cast<Eigen::Index>(r);
+        y(row) = std::max(g.t - t0, 1e-9) * P * wave(g) / F;
+        X(row, 0) = 1;
+        if (identifiable) X(row, 1) = 1.0 / dmins[idx[r]];
+      }
+      Eigen::VectorXd b = robust_relative_fit(X, y);
+      double a = b(0), slope = identifiable ? b(1) : 0;
+      if (identifiable && slope < 0) {
+        // Efficiency cannot rise as the smallest dimension shrinks: refit with d_half = 0.
+        Eigen::MatrixXd X1 = X.leftCols(1);
+        a = robust_relative_fit(X1, y)(0);
+        slope = 0;
+      }
+      if (!(a > 0)) return std::nullopt;
+      const double e_max = 1 / a;
+      const double half = identifiable ? slope / a : D::gemm_half_dim;
+      return Params{e_max, half};
+    };
+    PredictFn predict = [&](const Params& q, std::size_t i) {
+      const GemmPoint& g = pts[i];
+      const double eff = cp::gemm_efficiency(g.m, g.n, g.k, 1, q[0], q[1], D::gemm_tile_m, D::gemm_tile_n, sms);
+      const double bytes = (g.m * g.k + g.k * g.n) * models::bytes_per_element(p) + g.m * g.n * 2;
+      return t0 + std::max(2 * g.m * g.n * g.k / (P * eff), bytes / mem_bw);
+    };
+    report.kinds.push_back(evaluate("gemm." + dt, measured, order_by(key), fit, predict));
+    if (auto q = fit(order_by(key))) {
+      const double u = spread(measured, *q, predict);
+      out.push_back(ratio(cp::gemm_max_efficiency(p), (*q)[0], u, static_cast<int>(pts.size())));
+      if (identifiable) {
+        out.push_back(ratio(cp::gemm_half_dim(p), (*q)[1], std::max(u, 0.1), static_cast<int>(pts.size())));
+      } else {
+        report.notes.push_back("gemm." + dt + ": every shape has the same smallest dimension; half_dim not fitted");
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- attention per direction
+  for (bool backward : {false, true}) {
+    std::vector<AttentionPoint> pts;
+    for (const auto& a : attns) {
+      if (a.backward == backward && a.bf16) pts.push_back(a);
+    }
+    const std::string kind = std::string("attention.") + (backward ? "bwd" : "fwd");
+    if (pts.size() < 2) {
+      if (!pts.empty()) report.notes.push_back(kind + ": fewer than 2 points; not fitted");
+      continue;
+    }
+    const double P = gpu.peak_bf16.value.flops_per_second();
+    std::vector<double> measured, key;
+    for (const auto& a : pts) {
+      measured.push_back(a.t);
+      key.push_back(a.flops);
+    }
+    const bool identifiable = std::any_of(pts.begin(), pts.end(), [&](const AttentionPoint& a) {
+      return a.seq_kv != pts.front().seq_kv;
+    });
+    FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+      if (idx.size() < 2) return std::nullopt;
+      const Eigen::Index cols = identifiable ? 2 : 1;
+      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
+      Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
+      for (std::size_t r = 0; r < idx.size(); ++r) {
+        const AttentionPoint& a = pts[idx[r]];
+        const auto row = static_cast<Eigen::Index>(r);
+        y(row) = std::max(a.t - t0, 1e-9) * P / a.flops;
+        X(row, 0) = 1;
+        if (identifiable) X(row, 1) = 1.0 / a.seq_kv;
+      }
+      Eigen::VectorXd b = robust_relative_fit(X, y);
+      double a0 = b(0), slope = identifiable ? b(1) : 0;
+      if (identifiable && slope < 0) {
+        a0 = robust_relative_fit(X.leftCols(1), y)(0);
+        slope = 0;
+      }
+      if (!(a0 > 0)) return std::nullopt;
+      return Params{1 / a0, identifiable ? slope / a0 : D::attention_half_seq};
+    };
+    PredictFn predict = [&](const Params& q, std::size_t i) {
+      const AttentionPoint& a = pts[i];
+      return t0 + std::max(a.flops / (P * cp::attention_efficiency(a.seq_kv, q[0], q[1])), a.bytes / mem_bw);
+    };
+    report.kinds.push_back(evaluate(kind, measured, order_by(key), fit, predict));
+    if (auto q = fit(order_by(key))) {
+      const double u = spread(measured, *q, predict);
+      out.push_back(ratio(cp::attention_max_efficiency(backward), (*q)[0], u, static_cast<int>(pts.size())));
+      if (identifiable) {
+        out.push_back(ratio(cp::attention_half_seq(backward), (*q)[1], std::max(u, 0.1), static_cast<int>(pts.size())));
+      } else {
+        report.notes.push_back(kind + ": one sequence length only; half_seq not fitted");
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- host copies
+  for (bool h2d : {true, false}) {
+    for (bool pinned : {true, false}) {
+      const std::string kind = std::string("host.") + (h2d ? "h2d" : "d2h") + (pinned ? ".pinned" : ".pageable");
+      std::vector<HostPoint> single, multi;
+      for (const auto& h : hosts) {
+        if (h.h2d != h2d || h.pinned != pinned) continue;
+        (h.gpus == 1 ? single : multi).push_back(h);
+      }
+      if (single.size() >= 2) {
+        std::vector<double> measured, key;
+        for (const auto& h : single) {
+          measured.push_back(h.t);
+          key.push_back(h.size);
+        }
+        FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+          if (idx.size() < 2) return std::nullopt;
+          Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), 2);
+          Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
+          for (std::size_t r = 0; r < idx.size(); ++r) {
+            const auto row = static_cast<Eigen::Index>(r);
+            X(row, 0) = 1;
+            X(row, 1) = single[idx[r]].size;
+            y(row) = single[idx[r]].t;
+          }
+          const Eigen::VectorXd b = robust_relative_fit(X, y);
+          if (!(b(1) > 0)) return std::nullopt;
+          return Params{std::max(0.0, b(0)), 1 / b(1)};
+        };
+        PredictFn predict = [&](const Params& q, std::size_t i) { return q[0] + single[i].size / q[1]; };
+        report.kinds.push_back(evaluate(kind, measured, order_by(key), fit, predict));
+        if (auto q = fit(order_by(key))) {
+          out.push_back(bandwidth(cp::host_copy_bandwidth(h2d, pinned), (*q)[1], spread(measured, *q, predict),
+                                  static_cast<int>(single.size())));
+        }
+      } else if (!single.empty()) {
+        report.notes.push_back(kind + ": fewer than 2 single-GPU points; not fitted");
+      }
+      if (pinned && !multi.empty()) {
+        // The aggregate of the largest concurrent runs: GPUs x the bandwidth each got, at the
+        // largest size measured (latency negligible).
+        int most = 0;
+        double largest = 0;
+        for (const auto& h : multi) most = std::max(most, h.gpus);
+        for (const auto& h : multi) {
+          if (h.gpus == most) largest = std::max(largest, h.size);
+        }
+        std::vector<double> totals;
+        for (const auto& h : multi) {
+          if (h.gpus == most && h.size == largest) totals.push_back(h.per_gpu_bw * h.gpus);
+        }
+        const double agg = median(totals);
+        std::vector<double> dev;
+        for (double v : totals) dev.push_back(std::abs(v - agg) / agg);
+        out.push_back(bandwidth(cp::host_aggregate_bandwidth(h2d), agg, std::max(0.02, 1.4826 * median(dev)),
+                                static_cast<int>(totals.size())));
+        report.notes.push_back(kind + ": aggregate over " + std::to_string(most) + " GPUs from " +
+                               std::to_string(totals.size()) + " runs");
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- CPU Adam
+  if (adams.size() >= 2) {
+    std::vector<double> measured, key;
+    for (const auto& a : adams) {
+      measured.push_back(a.t);
+      key.push_back(a.threads);
+    }
+    FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+      if (idx.empty()) return std::nullopt;
+      std::vector<double> threads;
+      for (std::size_t i : idx) threads.push_back(adams[i].threads);
+      const double mid = median(threads);
+      std::vector<double> per_core;
+      double best = 0, best_threads = 0;
+      for (std::size_t i : idx) {
+        const double rate = adams[i].params / adams[i].t;
+        if (adams[i].threads <= mid) per_core.push_back(rate / adams[i].threads);
+        if (adams[i].threads > best_threads || (adams[i].threads == best_threads && rate > best)) {
+          best_threads = adams[i].threads;
+          best = rate;
+        }
+      }
+      if (per_core.empty()) return std::nullopt;
+      const double pc = median(per_core);
+      // A plateau: the largest run gets clearly less than linear scaling would give.
+      const double node = best < 0.85 * pc * best_threads ? best : 0;
+      return Params{pc, node};
+    };
+    PredictFn predict = [&](const Params& q, std::size_t i) {
+      double rate = q[0] * adams[i].threads;
+      if (q[1] > 0) rate = std::min(rate, q[1]);
+      return adams[i].params / rate;
+    };
+    report.kinds.push_back(evaluate("cpu_adam", measured, order_by(key), fit, predict));
+    if (auto q = fit(order_by(key))) {
+      const double u = spread(measured, *q, predict);
+      out.push_back(ratio(std::string(cp::kCpuAdamPerCore), (*q)[0], u, static_cast<int>(adams.size())));
+      if ((*q)[1] > 0) {
+        out.push_back(ratio(std::string(cp::kCpuAdamNode), (*q)[1], u, static_cast<int>(adams.size())));
+      } else {
+        report.notes.push_back("cpu_adam: no saturation seen; host.cpu_adam.node_params_per_second not fitted");
+      }
+    }
+  } else if (!adams.empty()) {
+    report.notes.push_back("cpu_adam: fewer than 2 points; not fitted");
+  }
+  return out;
+}
+
+}  // namespace clustersim::calibrate

@@ -1,0 +1,110 @@
+#pragma once
+// Time of each GPU kernel, kernel by kernel (not one MFU knob), from calibration parameters with
+// defaults derived from the catalog's GPU figures; and the host side of offloading (PCIe copies,
+// DeepSpeed's CPU Adam).
+//
+// Kernel time (roofline with a fixed cost):
+//   t = max(F / (P_dtype x eff), B / (BW_hbm x e_mem)) + n_kernels x t0
+//   GEMM       eff = e_max(dtype) x wave(m, n) / (1 + d_half(dtype) / min(m, n, k))
+//   attention  eff = e_max(fwd|bwd) / (1 + s_half(fwd|bwd) / s_kv)       (against the bf16 peak)
+//   memory     F ignored: t = B / (BW_hbm x e_mem) + n_kernels x t0
+// with F and B from kernel_op.hpp, P the catalog peak (bf16 and fp16: peak_bf16; fp8: peak_fp8;
+// fp32: peak_fp32), BW_hbm the catalog HBM bandwidth, SMs (for the wave count) the catalog SM count.
+//
+// Parameters (name: meaning; default when no profile has it, and why):
+//   compute.gemm.<dtype>.max_efficiency  ratio of the dtype's peak reached by large GEMMs
+//        bf16/fp16 0.75 (cuBLAS reaches ~700-780 of H100's 989 TFLOP/s and ~250-270 of A100's 312),
+//        fp8 0.65 (H100 fp8 GEMMs ~1250-1400 of 1979), fp32 0.80
+//   compute.gemm.<dtype>.half_dim        smallest GEMM dimension at which efficiency halves: 128
+//        (a 128-wide tile row is the unit of Hopper/Ampere tensor-core GEMM kernels)
+//   compute.gemm.tile_m, compute.gemm.tile_n  output tile for wave quantization: 128 x 128
+//   compute.attention.fwd.max_efficiency  0.55, compute.attention.bwd.max_efficiency 0.45 of the
+//        bf16 peak (FlashAttention-2 reports 50-73% of A100 peak forward and less backward;
+//        on H100 FA2 ~35-40%, FA3/cuDNN 55-75%: middle values)
+//   compute.attention.fwd.half_seq, compute.attention.bwd.half_seq  key length at which
+//        attention efficiency halves: 256 tokens
+//   compute.memory.efficiency  ratio of the catalog HBM bandwidth reached by memory-bound kernels:
+//        0.80 (public copy kernels reach 0.87-0.95 of H100/H200 HBM bandwidth; fused element-wise
+//        kernels somewhat less)
+//   compute.kernel_overhead  fixed GPU time per kernel (launch gap, ramp, tail): 2 us
+//   host.h2d.pinned.bandwidth, host.d2h.pinned.bandwidth  one GPU copying alone: 0.80 of the
+//        catalog PCIe bandwidth per direction (measured A100 26.3 of 31.5, H100 51 of 63 GB/s)
+//   host.h2d.pageable.bandwidth, host.d2h.pageable.bandwidth  0.40 of pinned (staged copies)
+//   host.h2d.pinned.aggregate_bandwidth, host.d2h.pinned.aggregate_bandwidth  every GPU of the node
+//        at once, total: the least of (GPUs x one GPU), (per PCIe switch: min(its GPUs x one GPU,
+//        its uplink)), (sockets x memory bandwidth x host.memory.efficiency)
+//   host.memory.efficiency  ratio of the catalog host memory bandwidth a streaming kernel reaches: 0.60
+//   host.cpu_adam.params_per_second_per_core  DeepSpeed CPU Adam on one core: 3e8 (a core streams
+//        ~10 GB/s; Adam reads fp32 param, grad, m, v and writes param, m, v and a bf16 copy: ~30 B)
+//   host.cpu_adam.node_params_per_second  the node's memory-bound limit: sockets x memory
+//        bandwidth x host.memory.efficiency / 30 B
+// Every default is recorded in the ParameterSet as uncalibrated with a widened uncertainty.
+
+#include <cstdint>
+#include <vector>
+
+#include "hardware/calibration_profile.hpp"
+#include "hardware/catalog.hpp"
+#include "models/kernel_op.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+class ComputeModel {
+ public:
+  // Reads every parameter once from `params` (which records them). The GPU must outlive the model.
+  ComputeModel(const hardware::GpuSpec& gpu, hardware::ParameterSet& params);
+
+  Duration time(const KernelOp& op) const;
+  // Fills op.time of every op.
+  void annotate(std::vector<KernelOp>& ops) const;
+  // A memory-bound pass over `bytes` in `kernels` launches.
+  Duration memory_time(Bytes bytes, int kernels = 1) const;
+
+  FlopRate peak(Precision dtype) const;
+  double gemm_efficiency(const GemmShape& g, Precision dtype) const;
+  double attention_efficiency(const AttentionShape& a, bool backward) const;
+  Bandwidth memory_bandwidth() const { return memory_bandwidth_; }
+  Duration kernel_overhead() const { return overhead_; }
+  const hardware::GpuSpec& gpu() const { return gpu_; }
+
+ private:
+  struct GemmCurve {
+    double max_efficiency = 0;
+    double half_dim = 0;
+  };
+  const GemmCurve& curve(Precision p) const;
+
+  const hardware::GpuSpec& gpu_;
+  GemmCurve bf16_, fp16_, fp8_, fp32_;
+  double tile_m_ = 0, tile_n_ = 0;
+  double attn_max_[2] = {0, 0};
+  double attn_half_[2] = {0, 0};
+  Bandwidth memory_bandwidth_;
+  Duration overhead_;
+};
+
+// The host side of offloading for one node.
+class HostModel {
+ public:
+  HostModel(const hardware::NodeSpec& node, hardware::ParameterSet& params);
+
+  // Bandwidth one GPU gets when `concurrent` GPUs of the node copy in the same direction at once.
+  Bandwidth copy_bandwidth(bool host_to_device, bool pinned, int concurrent = 1) const;
+  // DeepSpeed CPU Adam for `params` elements on one rank, when `ranks` ranks of the node run
+  // their optimizer steps at once, each on its share of the cores.
+  Duration cpu_adam_time(std::int64_t params, int ranks) const;
+  double cpu_adam_rate(int ranks) const;  // parameters per second for one rank
+
+ private:
+  Bandwidth pinned_[2], pageable_[2], aggregate_[2];  // index: 0 = d2h, 1 = h2d
+  double adam_per_core_ = 0;
+  double adam_node_ = 0;
+  int cores_ = 1;
+};
+
+// Fails (InputError at /training/precision of `file`) when the GPU cannot run the precision
+// (fp8 without fp8 tensor cores).
+void check_gpu_supports(const TrainingSpec& training, const hardware::GpuSpec& gpu, const std::string& file);
+
+}  // namespace clustersim::models

@@ -1,0 +1,106 @@
+#pragma once
+// Names, efficiency curves and documented defaults of the "compute.*" and "host.*" calibration
+// parameters: shared by the compute model (models/compute_model.hpp, which documents them) and
+// the fitter (calibrate/compute_fit.hpp), so both read the same curves. Header-only on purpose:
+// the fitter uses it without linking the models library.
+//
+// GEMM efficiency (fraction of the dtype's catalog peak) for C[m,n] += A[m,k] B[k,n], batch b:
+//   eff = e_max x wave(m, n, b) / (1 + d_half / min(m, n, k))
+//   wave = tiles / (ceil(tiles / SMs) x SMs),  tiles = ceil(m / tile_m) ceil(n / tile_n) b
+// The hyperbola in the smallest dimension is the shape class: square-ish GEMMs of thousands run
+// near e_max, a GEMM with one dimension of d_half runs at half of it (thin projections, LoRA
+// ranks, small expert batches); wave quantization charges the idle SMs of the last wave.
+// Linear in (1/e_max, d_half/e_max) for the fitter:
+//   t - t0 = F / (P wave) x (1/e_max + (d_half/e_max) / min(m, n, k)).
+//
+// Attention efficiency (fraction of the bf16 peak, FLOPs counted as in kernel_op.hpp):
+//   eff = e_max / (1 + s_half / s_kv), fitted separately for forward and backward.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "models/scenario.hpp"
+
+namespace clustersim::models::compute_params {
+
+inline std::string_view dtype_name(Precision p) {
+  switch (p) {
+    case Precision::BF16: return "bf16";
+    case Precision::FP16: return "fp16";
+    case Precision::FP8: return "fp8";
+    case Precision::FP32: return "fp32";
+  }
+  return "bf16";
+}
+
+inline std::string gemm_max_efficiency(Precision p) {
+  return "compute.gemm." + std::string(dtype_name(p)) + ".max_efficiency";
+}
+inline std::string gemm_half_dim(Precision p) { return "compute.gemm." + std::string(dtype_name(p)) + ".half_dim"; }
+inline constexpr std::string_view kGemmTileM = "compute.gemm.tile_m";
+inline constexpr std::string_view kGemmTileN = "compute.gemm.tile_n";
+inline std::string attention_max_efficiency(bool backward) {
+  return std::string("compute.attention.") + (backward ? "bwd" : "fwd") + ".max_efficiency";
+}
+inline std::string attention_half_seq(bool backward) {
+  return std::string("compute.attention.") + (backward ? "bwd" : "fwd") + ".half_seq";
+}
+inline constexpr std::string_view kMemoryEfficiency = "compute.memory.efficiency";
+inline constexpr std::string_view kKernelOverhead = "compute.kernel_overhead";
+
+// host.{h2d,d2h}.{pinned,pageable}.bandwidth: one GPU copying alone;
+// host.{h2d,d2h}.pinned.aggregate_bandwidth: every GPU of the node copying at once, in total.
+inline std::string host_copy_bandwidth(bool h2d, bool pinned) {
+  return std::string("host.") + (h2d ? "h2d" : "d2h") + (pinned ? ".pinned" : ".pageable") + ".bandwidth";
+}
+inline std::string host_aggregate_bandwidth(bool h2d) {
+  return std::string("host.") + (h2d ? "h2d" : "d2h") + ".pinned.aggregate_bandwidth";
+}
+inline constexpr std::string_view kHostMemoryEfficiency = "host.memory.efficiency";
+inline constexpr std::string_view kCpuAdamPerCore = "host.cpu_adam.params_per_second_per_core";
+inline constexpr std::string_view kCpuAdamNode = "host.cpu_adam.node_params_per_second";
+
+// Documented defaults (used where no profile has the parameter; each comes with its reason in
+// compute_model.hpp).
+struct Defaults {
+  static constexpr double gemm_max_efficiency_bf16 = 0.75;
+  static constexpr double gemm_max_efficiency_fp8 = 0.65;
+  static constexpr double gemm_max_efficiency_fp32 = 0.80;
+  static constexpr double gemm_half_dim = 128;
+  static constexpr double gemm_tile_m = 128;
+  static constexpr double gemm_tile_n = 128;
+  static constexpr double attention_fwd_max_efficiency = 0.55;
+  static constexpr double attention_bwd_max_efficiency = 0.45;
+  static constexpr double attention_half_seq = 256;
+  static constexpr double memory_efficiency = 0.80;
+  static constexpr double kernel_overhead_us = 2.0;
+  static constexpr double host_pinned_fraction_of_pcie = 0.80;
+  static constexpr double host_pageable_fraction_of_pinned = 0.40;
+  static constexpr double host_memory_efficiency = 0.60;
+  static constexpr double cpu_adam_params_per_core = 3.0e8;
+  static constexpr double cpu_adam_bytes_per_param = 30;  // see compute_model.hpp
+};
+
+inline double wave_efficiency(double m, double n, double batch, double tile_m, double tile_n, double sms) {
+  if (sms <= 0 || tile_m <= 0 || tile_n <= 0) return 1.0;
+  const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n) * std::max(1.0, batch);
+  const double waves = std::ceil(tiles / sms);
+  return waves > 0 ? tiles / (waves * sms) : 1.0;
+}
+
+inline double smallest_dim(double m, double n, double k) { return std::max(1.0, std::min({m, n, k})); }
+
+inline double gemm_efficiency(double m, double n, double k, double batch, double max_efficiency, double half_dim,
+                              double tile_m, double tile_n, double sms) {
+  return max_efficiency * wave_efficiency(m, n, batch, tile_m, tile_n, sms) /
+         (1.0 + half_dim / smallest_dim(m, n, k));
+}
+
+inline double attention_efficiency(double seq_kv, double max_efficiency, double half_seq) {
+  return max_efficiency / (1.0 + half_seq / std::max(1.0, seq_kv));
+}
+
+}  // namespace clustersim::models::compute_params

@@ -1,0 +1,409 @@
+#include "models/layer_ops.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace clustersim::models {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A forward op and what its backward looks like.
+struct Entry {
+  KernelOp op;
+  bool frozen_weight = false;    // GEMM: no wgrad (LoRA base weights)
+  double backward_factor = 1.0;  // MEMORY: backward bytes / forward bytes (0: no backward kernel)
+  bool recompute_selective = false;
+};
+
+class Builder {
+ public:
+  Builder(const TransformerConfig& m, const ParallelLayout& l, const TrainingSpec& t, std::int64_t layer)
+      : m_(m), l_(l), t_(t), layer_(layer) {
+    act_ = t.precision == Precision::FP32 ? 4 : 2;
+    gemm_dtype_ = t.precision;
+    lora_ = t.fine_tuning == FineTuning::LORA;
+    fused_ = l.framework() == Framework::MEGATRON;
+    T_ = l.tokens();
+    Tsp_ = l.sp_tokens();
+    tp_ = l.tp();
+    // Megatron accumulates weight gradients into fp32 main_grad (read + write); others write the
+    // gradient in the activation dtype.
+    wgrad_out_bytes_ =
+        (l.framework() == Framework::MEGATRON && t.grad_reduce_dtype == Precision::FP32) ? 8 : act_;
+  }
+
+  std::vector<Entry> entries;
+
+  // A GEMM of this layer. `frozen`: a weight without gradient.
+  void gemm(const std::string& name, std::int64_t m, std::int64_t n, std::int64_t k, bool frozen,
+            std::int64_t batch = 1, std::optional<Precision> dtype = std::nullopt) {
+    KernelOp op;
+    op.name = name;
+    op.layer = layer_;
+    op.kind = OpKind::GEMM;
+    op.role = GemmRole::FPROP;
+    op.dtype = dtype.value_or(gemm_dtype_);
+    op.gemm = {.m = m, .n = n, .k = k, .batch = batch};
+    fill_gemm(op, act_);
+    entries.push_back({.op = op, .frozen_weight = frozen});
+  }
+
+  void memory(const std::string& name, double bytes, double flops, double backward_factor, int kernels = 1) {
+    KernelOp op;
+    op.name = name;
+    op.layer = layer_;
+    op.kind = OpKind::MEMORY;
+    op.dtype = t_.precision;
+    op.bytes = Bytes::from_double(bytes);
+    op.flops = FlopCount::of(flops);
+    op.kernels = kernels;
+    entries.push_back({.op = op, .backward_factor = backward_factor});
+  }
+
+  void attention(std::int64_t heads, std::int64_t kv_heads, std::int64_t qk, std::int64_t v) {
+    KernelOp op;
+    op.name = "flash_attn";
+    op.layer = layer_;
+    op.kind = OpKind::ATTENTION;
+    op.dtype = t_.precision == Precision::FP8 ? Precision::BF16 : t_.precision;
+    op.attention = {.batch = l_.micro_batch(),
+                    .heads = heads / tp_,
+                    .kv_heads = std::max<std::int64_t>(1, kv_heads / tp_),
+                    .seq_q = l_.seq_len() / l_.cp(),
+                    .seq_kv = l_.seq_len(),
+                    .qk_dim = qk,
+                    .v_dim = v,
+                    .causal = true};
+    fill_attention(op, false);
+    entries.push_back({.op = op, .recompute_selective = true});
+  }
+
+  // A linear of this layer with its LoRA adapters. Column-parallel: output split across TP;
+  // row-parallel: input split; replicated: neither.
+  void linear(const std::string& name, std::int64_t in, std::int64_t out, bool column_parallel, bool replicated,
+              std::initializer_list<std::string_view> targets, std::int64_t fused_out = 0) {
+    const std::int64_t n_total = fused_out > 0 ? fused_out : out;
+    const std::int64_t n = (column_parallel && !replicated) ? ceil_div(n_total, tp_) : n_total;
+    const std::int64_t k = (!column_parallel && !replicated) ? in / tp_ : in;
+    gemm(name, T_, n, k, lora_);
+    if (!lora_) return;
+    bool hit = false;
+    for (auto tgt : targets) {
+      hit = hit || std::find(t_.lora.target_modules.begin(), t_.lora.target_modules.end(), tgt) !=
+                       t_.lora.target_modules.end();
+    }
+    if (!hit) return;
+    const std::int64_t r = t_.lora.rank;
+    // Column-parallel: A whole (in -> r), B split (r -> out/tp). Row-parallel: A split, B whole.
+    const std::int64_t a_in = (!column_parallel && !replicated) ? in / tp_ : in;
+    const std::int64_t b_out = (column_parallel && !replicated) ? ceil_div(out, tp_) : out;
+    gemm("lora." + name + ".A", T_, r, a_in, false, 1, Precision::BF16);
+    gemm("lora." + name + ".B", T_, b_out, r, false, 1, Precision::BF16);
+    // result += scale * B(A(x)): read both, write the sum.
+    memory("lora." + name + ".add", 3.0 * T_ * b_out * act_, 2.0 * T_ * b_out, 2.0 / 3.0);
+  }
+
+  void norm(const std::string& name, std::int64_t tokens, std::int64_t width) {
+    // Forward reads x and writes y; backward reads x and dy and writes dx (norm statistics are
+    // recomputed or tiny). RMSNorm ~4 FLOP per element, LayerNorm ~8.
+    const double elems = static_cast<double>(tokens) * width;
+    memory(name, 2 * elems * act_, (m_.norm == NormKind::RMS_NORM ? 4 : 8) * elems, 1.5);
+  }
+
+  void residual(const std::string& name) {
+    const double elems = static_cast<double>(Tsp_) * m_.hidden_size;
+    const bool dropout = m_.hidden_dropout > 0;
+    // Fused bias-dropout-add: read the branch and the residual, write the sum (and a 1-byte mask).
+    memory(name, 3 * elems * act_ + (dropout ? elems : 0), (dropout ? 3 : 1) * elems, 1.0);
+  }
+
+  void finish_gemm_backward(std::vector<KernelOp>& out, const Entry& e) const {
+    const GemmShape& f = e.op.gemm;
+    KernelOp d = e.op;
+    d.pass = Pass::BACKWARD;
+    d.role = GemmRole::DGRAD;
+    d.gemm = {.m = f.m, .n = f.k, .k = f.n, .batch = f.batch};
+    fill_gemm(d, act_);
+    out.push_back(d);
+    if (e.frozen_weight) return;
+    KernelOp w = e.op;
+    w.pass = Pass::BACKWARD;
+    w.role = GemmRole::WGRAD;
+    w.gemm = {.m = f.k, .n = f.n, .k = f.m, .batch = f.batch};
+    fill_gemm(w, wgrad_out_bytes_);
+    out.push_back(w);
+  }
+
+  LayerOps finish() const {
+    LayerOps ops;
+    for (const auto& e : entries) ops.forward.push_back(e.op);
+    const Checkpointing ckpt = t_.activation_checkpointing;
+    if (ckpt == Checkpointing::FULL && layer_ >= 0) {
+      for (const auto& e : entries) {
+        KernelOp r = e.op;
+        r.pass = Pass::RECOMPUTE;
+        ops.backward.push_back(r);
+      }
+    }
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+      const Entry& e = *it;
+      switch (e.op.kind) {
+        case OpKind::GEMM: finish_gemm_backward(ops.backward, e); break;
+        case OpKind::ATTENTION: {
+          if (ckpt == Checkpointing::SELECTIVE && e.recompute_selective) {
+            KernelOp r = e.op;
+            r.pass = Pass::RECOMPUTE;
+            ops.backward.push_back(r);
+          }
+          KernelOp b = e.op;
+          b.pass = Pass::BACKWARD;
+          fill_attention(b, true);
+          ops.backward.push_back(b);
+          break;
+        }
+        case OpKind::MEMORY: {
+          if (e.backward_factor <= 0) break;
+          KernelOp b = e.op;
+          b.pass = Pass::BACKWARD;
+          b.bytes = Bytes::from_double(e.op.bytes.as_double() * e.backward_factor);
+          b.flops = e.op.flops * e.backward_factor;
+          ops.backward.push_back(b);
+          break;
+        }
+      }
+    }
+    return ops;
+  }
+
+  static void fill_gemm(KernelOp& op, int out_bytes) {
+    const GemmShape& g = op.gemm;
+    const double in_b = bytes_per_element(op.dtype);
+    op.flops = FlopCount::of(2.0 * g.m * g.n * g.k * g.batch);
+    op.bytes = Bytes::from_double(g.batch * ((static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n) * in_b +
+                                             static_cast<double>(g.m) * g.n * out_bytes));
+  }
+
+  void fill_attention(KernelOp& op, bool backward) const {
+    const AttentionShape& a = op.attention;
+    const double causal = a.causal ? 0.5 : 1.0;
+    const double pairs = static_cast<double>(a.batch) * a.heads * a.seq_q * a.seq_kv * causal;
+    const double elem = bytes_per_element(op.dtype);
+    const double q = static_cast<double>(a.batch) * a.seq_q * a.heads * a.qk_dim * elem;
+    const double k = static_cast<double>(a.batch) * a.seq_kv * a.kv_heads * a.qk_dim * elem;
+    const double v = static_cast<double>(a.batch) * a.seq_kv * a.kv_heads * a.v_dim * elem;
+    const double o = static_cast<double>(a.batch) * a.seq_q * a.heads * a.v_dim * elem;
+    const double lse = static_cast<double>(a.batch) * a.heads * a.seq_q * 4;
+    if (!backward) {
+      op.flops = FlopCount::of(2 * pairs * (a.qk_dim + a.v_dim));
+      op.bytes = Bytes::from_double(q + k + v + o + lse);
+    } else {
+      op.flops = FlopCount::of(2 * pairs * (3 * a.qk_dim + 2 * a.v_dim));
+      // Read Q, K, V, O, dO, lse; write dQ, dK, dV.
+      op.bytes = Bytes::from_double(2 * (q + k + v) + 2 * o + lse);
+    }
+  }
+
+  const TransformerConfig& m_;
+  const ParallelLayout& l_;
+  const TrainingSpec& t_;
+  std::int64_t layer_;
+  int act_ = 2;
+  int wgrad_out_bytes_ = 2;
+  Precision gemm_dtype_ = Precision::BF16;
+  bool lora_ = false;
+  bool fused_ = false;
+  std::int64_t T_ = 0, Tsp_ = 0, tp_ = 1;
+};
+
+void add_attention(Builder& b, const TransformerConfig& m) {
+  const std::int64_t h = m.hidden_size;
+  const std::int64_t T = b.T_;
+  if (m.attention == AttentionKind::MLA) {
+    const MlaSpec& a = m.mla;
+    const std::int64_t q_out = m.num_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      b.linear("q_a", h, a.q_lora_rank, true, true, {});
+      b.norm("q_a_norm", T, a.q_lora_rank);
+      b.linear("q_b", a.q_lora_rank, q_out, true, false, {"q_proj"});
+    } else {
+      b.linear("q", h, q_out, true, false, {"q_proj"});
+    }
+    b.linear("kv_a", h, a.kv_lora_rank + a.qk_rope_head_dim, true, true, {});
+    b.norm("kv_a_norm", T, a.kv_lora_rank);
+    b.linear("kv_b", a.kv_lora_rank, m.num_heads * (a.qk_nope_head_dim + a.v_head_dim), true, false,
+             {"k_proj", "v_proj"});
+    // Rotary on the rope part of every query head and on the one shared rope key.
+    const double rot = static_cast<double>(T) * (m.num_heads / b.tp_ + 1) * a.qk_rope_head_dim;
+    b.memory("rotary", 2 * rot * b.act_, 3 * rot, 1.0);
+    b.attention(m.num_heads, m.num_heads, a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim);
+    b.linear("attn_out", m.num_heads * a.v_head_dim, h, false, false, {"o_proj"});
+    return;
+  }
+  if (b.fused_ && !b.lora_) {
+    b.linear("qkv", h, m.q_width(), true, false, {}, m.q_width() + 2 * m.kv_width());
+  } else {
+    b.linear("q", h, m.q_width(), true, false, {"q_proj"});
+    b.linear("k", h, m.kv_width(), true, false, {"k_proj"});
+    b.linear("v", h, m.kv_width(), true, false, {"v_proj"});
+  }
+  if (m.position == PositionKind::ROTARY) {
+    const double rot = static_cast<double>(T) * (m.q_width() + m.kv_width()) / b.tp_ * m.rotary_fraction;
+    b.memory("rotary", 2 * rot * b.act_, 3 * rot, 1.0);
+  }
+  b.attention(m.num_heads, m.num_kv_heads, m.head_dim, m.head_dim);
+  b.linear("attn_out", m.q_width(), h, false, false, {"o_proj"});
+}
+
+// A dense MLP of width f on T tokens (also a shared expert, with a name prefix).
+void add_mlp(Builder& b, const TransformerConfig& m, const std::string& prefix, std::int64_t f) {
+  const std::int64_t h = m.hidden_size;
+  const double tokens = static_cast<double>(b.T_);
+  const double cols = static_cast<double>(f) / b.tp_;
+  if (m.mlp == MlpKind::GATED_SILU) {
+    if (b.fused_ && !b.lora_) {
+      b.linear(prefix + "mlp_gate_up", h, f, true, false, {}, 2 * f);
+    } else {
+      b.linear(prefix + "mlp_gate", h, f, true, false, {"gate_proj"});
+      b.linear(prefix + "mlp_up", h, f, true, false, {"up_proj"});
+    }
+    // silu(gate) * up: read two, write one; backward reads gate, up, dy and writes dgate, dup.
+    b.memory(prefix + "swiglu", 3 * tokens * cols * b.act_, 5 * tokens * cols, 5.0 / 3.0);
+  } else {
+    b.linear(prefix + "mlp_up", h, f, true, false, {"up_proj"});
+    b.memory(prefix + (m.mlp == MlpKind::GELU ? "gelu" : "relu"), 2 * tokens * cols * b.act_, 8 * tokens * cols, 1.5);
+  }
+  b.linear(prefix + "mlp_down", f, h, false, false, {"down_proj"});
+}
+
+void add_moe(Builder& b, const TransformerConfig& m) {
+  const MoeSpec& e = m.moe;
+  const std::int64_t h = m.hidden_size;
+  const double Tsp = static_cast<double>(b.Tsp_);
+  const double T = static_cast<double>(b.T_);
+  // Router on the (sequence-parallel) tokens of this rank: h -> E logits, softmax/sigmoid, top-k.
+  b.gemm("router", b.Tsp_, e.num_experts, h, b.lora_, 1, Precision::BF16);
+  b.memory("router_topk", 3 * Tsp * e.num_experts * 4, 5 * Tsp * e.num_experts, 1.0, 3);
+  // Balanced routing: T k token copies per rank, spread over E/ep local experts.
+  const std::int64_t local = e.num_experts / b.l_.ep();
+  const double routed = T * e.experts_per_token;
+  const std::int64_t per_expert = ceil_div(b.T_ * e.experts_per_token, local);
+  b.memory("moe_permute", 2 * routed * h * b.act_, 0, 1.0, 2);
+  const std::int64_t fe = e.expert_intermediate_size;
+  const std::int64_t fe_cols = fe / b.tp_;
+  if (m.mlp == MlpKind::GATED_SILU) {
+    b.gemm("expert_gate_up", per_expert, 2 * fe_cols, h, b.lora_, local);
+    b.memory("expert_act", 3 * routed * fe_cols * b.act_, 5 * routed * fe_cols, 5.0 / 3.0);
+  } else {
+    b.gemm("expert_up", per_expert, fe_cols, h, b.lora_, local);
+    b.memory("expert_act", 2 * routed * fe_cols * b.act_, 8 * routed * fe_cols, 1.5);
+  }
+  b.gemm("expert_down", per_expert, h, fe_cols, b.lora_, local);
+  // Un-permute: read the k expert outputs of each token, weight and sum them.
+  b.memory("moe_unpermute", (routed + T) * h * b.act_, 2 * routed * h, 1.0, 2);
+  if (e.shared_intermediate_size > 0) {
+    add_mlp(b, m, "shared_", e.shared_intermediate_size);
+    if (e.shared_expert_gate) {
+      b.gemm("shared_expert_gate", b.T_, 1, h, b.lora_, 1, Precision::BF16);
+      b.memory("shared_gate_mul", 3 * T * h * b.act_, 2 * T * h, 1.0);
+    }
+    b.memory("shared_add", 3 * T * h * b.act_, T * h, 1.0);
+  }
+}
+
+}  // namespace
+
+LayerOpBuilder::LayerOpBuilder(const TransformerConfig& model, const ParallelLayout& layout,
+                               const TrainingSpec& training)
+    : model_(model), layout_(layout), training_(training) {}
+
+LayerOps LayerOpBuilder::layer(std::int64_t layer) const {
+  Builder b(model_, layout_, training_, layer);
+  const std::int64_t h = model_.hidden_size;
+  b.norm("input_norm", b.Tsp_, h);
+  add_attention(b, model_);
+  b.residual("attn_residual");
+  b.norm("post_attn_norm", b.Tsp_, h);
+  if (model_.is_moe_layer(layer)) {
+    add_moe(b, model_);
+  } else {
+    add_mlp(b, model_, "", model_.intermediate_size);
+  }
+  b.residual("mlp_residual");
+  return b.finish();
+}
+
+LayerOps LayerOpBuilder::embedding() const {
+  Builder b(model_, layout_, training_, -1);
+  const double elems = static_cast<double>(b.T_) * model_.hidden_size;
+  const double out_elems = static_cast<double>(b.Tsp_) * model_.hidden_size;
+  // Vocabulary-parallel lookup: read the rows of this rank's vocabulary range, write the output.
+  // Backward: scatter-add of the output gradient into the fp32 weight gradient (read-modify-write).
+  const double backward_bytes = elems * (b.act_ + 8);
+  const double forward_bytes = elems * b.act_ + out_elems * b.act_;
+  b.memory("embedding", forward_bytes, 0, b.lora_ ? 0.0 : backward_bytes / forward_bytes);
+  if (model_.position == PositionKind::LEARNED || model_.embedding_dropout > 0) {
+    b.memory("embedding_add_dropout", 3 * out_elems * b.act_ + (model_.embedding_dropout > 0 ? out_elems : 0),
+             2 * out_elems, 1.0);
+  }
+  return b.finish();
+}
+
+LayerOps LayerOpBuilder::head() const {
+  Builder b(model_, layout_, training_, -1);
+  const std::int64_t h = model_.hidden_size;
+  b.norm("final_norm", b.Tsp_, h);
+  const std::int64_t vocab_cols = ceil_div(model_.vocab_size, b.tp_);
+  b.gemm("lm_head", b.T_, vocab_cols, h, b.lora_, 1, Precision::BF16);
+  const double logits = static_cast<double>(b.T_) * vocab_cols;
+  if (layout_.framework() == Framework::MEGATRON) {
+    // Vocab-parallel cross-entropy in fp32: read the logits, keep exp(logits) in fp32; backward
+    // reads it and writes the logit gradient.
+    b.memory("cross_entropy", logits * (b.act_ + 4), 5 * logits, 1.0, 3);
+  } else {
+    // Hugging Face: logits.float() (read, write fp32), log_softmax (read, write fp32), nll;
+    // backward: the log_softmax gradient in fp32 and its cast back.
+    b.memory("cross_entropy", logits * (b.act_ + 4 + 8), 5 * logits, (8.0 + 4 + b.act_) / (b.act_ + 12), 4);
+  }
+  return b.finish();
+}
+
+std::string_view to_string(Pass p) {
+  switch (p) {
+    case Pass::FORWARD: return "forward";
+    case Pass::BACKWARD: return "backward";
+    case Pass::RECOMPUTE: return "recompute";
+  }
+  return "forward";
+}
+
+std::string_view to_string(GemmRole r) {
+  switch (r) {
+    case GemmRole::NONE: return "";
+    case GemmRole::FPROP: return "fprop";
+    case GemmRole::DGRAD: return "dgrad";
+    case GemmRole::WGRAD: return "wgrad";
+  }
+  return "";
+}
+
+FlopCount total_flops(const std::vector<KernelOp>& ops) {
+  FlopCount f;
+  for (const auto& o : ops) f += o.flops;
+  return f;
+}
+
+Bytes total_bytes(const std::vector<KernelOp>& ops) {
+  Bytes b;
+  for (const auto& o : ops) b += o.bytes;
+  return b;
+}
+
+Duration total_time(const std::vector<KernelOp>& ops) {
+  Duration d;
+  for (const auto& o : ops) d += o.time;
+  return d;
+}
+
+}  // namespace clustersim::models

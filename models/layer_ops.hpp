@@ -1,0 +1,61 @@
+#pragma once
+// The kernels of one transformer layer on one rank, forward and backward, in execution order, for
+// one micro-batch of b x s tokens under a parallel layout (kernel_op.hpp gives the counting).
+//
+// Token counts on a rank (parallel_layout.hpp): T = b s / cp tokens through the GEMMs and the
+// attention; T_sp = T / tp with sequence parallelism (else T) through norms, dropout, residual
+// adds and the router. Widths on a rank: tensor-split projections use H/tp heads, Hkv/tp kv
+// heads, f/tp MLP columns, V/tp vocabulary rows; MLA's down-projections (q_a, kv_a) are whole.
+//
+// Forward of a pre-norm decoder layer:
+//   input_norm (T_sp h) | q, k, v (one fused qkv GEMM under Megatron) or MLA q_a, q_a_norm, q_b,
+//   kv_a, kv_a_norm, kv_b | rotary | flash_attn | attn_out | attn_residual (+dropout) |
+//   post_attn_norm | MLP: gate+up (fused under Megatron), swiglu or gelu, down
+//                  | MoE: router, router_topk, moe_permute, expert_gate_up, expert_act,
+//                    expert_down (grouped GEMMs over E/ep local experts of T k ep / E tokens each:
+//                    T k routed tokens per rank under balanced routing), moe_unpermute, shared
+//                    expert GEMMs (+ Qwen's shared-expert gate)
+//   | mlp_residual (+dropout)
+// LoRA adds, per targeted projection, lora.<p>.A (T x in -> r), lora.<p>.B (T x r -> out) and an
+// add; the frozen base GEMMs keep their dgrad (gradients still flow to earlier adapters) but have no
+// wgrad, and activations are still stored for the backward through the frozen layers.
+// Backward: every op of the forward in reverse, GEMMs as dgrad then wgrad; element-wise backward
+// bytes as each kernel reads and writes them. Activation checkpointing adds recomputation:
+//   full       the whole layer's forward replayed (Pass::RECOMPUTE) before its backward
+//   selective  the attention core (flash attention forward) replayed just before its backward
+//              (Korthikanti et al. 2022: recompute the attention core; with flash attention it
+//              saves little memory)
+// The embedding (first stage) and the final norm, LM head and cross-entropy (last stage) are
+// separate lists.
+
+#include <cstdint>
+#include <vector>
+
+#include "models/kernel_op.hpp"
+#include "models/parallel_layout.hpp"
+#include "models/scenario.hpp"
+#include "models/transformer_config.hpp"
+
+namespace clustersim::models {
+
+struct LayerOps {
+  std::vector<KernelOp> forward;
+  std::vector<KernelOp> backward;  // recomputation included, in execution order
+};
+
+class LayerOpBuilder {
+ public:
+  // The three arguments must outlive the builder.
+  LayerOpBuilder(const TransformerConfig& model, const ParallelLayout& layout, const TrainingSpec& training);
+
+  LayerOps layer(std::int64_t layer) const;
+  LayerOps embedding() const;  // token (and position) embedding: stage 0, chunk 0
+  LayerOps head() const;       // final norm, LM head, loss: last stage, last chunk
+
+ private:
+  const TransformerConfig& model_;
+  const ParallelLayout& layout_;
+  const TrainingSpec& training_;
+};
+
+}  // namespace clustersim::models

@@ -1,0 +1,79 @@
+#include "models/training_model.hpp"
+
+#include <algorithm>
+
+namespace clustersim::models {
+
+TrainingModel::TrainingModel(TransformerConfig model, ParallelismSpec parallelism, TrainingSpec training,
+                             std::string file)
+    : model_(std::move(model)),
+      parallelism_(std::move(parallelism)),
+      training_(std::move(training)),
+      file_(std::move(file)),
+      layout_(model_, parallelism_, training_, file_) {}
+
+std::optional<LayerOps> TrainingModel::embedding_ops(const RankPosition& pos) const {
+  if (!layout_.has_embedding(pos.pipeline_stage, pos.virtual_stage)) return std::nullopt;
+  return LayerOpBuilder(model_, layout_, training_).embedding();
+}
+
+std::optional<LayerOps> TrainingModel::head_ops(const RankPosition& pos) const {
+  if (!layout_.has_head(pos.pipeline_stage, pos.virtual_stage)) return std::nullopt;
+  return LayerOpBuilder(model_, layout_, training_).head();
+}
+
+OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compute, const HostModel* host,
+                                            int ranks_per_node) const {
+  const StageParams p = stage_params(stage);
+  const ParallelismSpec& par = parallelism_;
+  // Does the framework shard the optimizer state over data-parallel ranks?
+  bool sharded = false;
+  switch (par.framework) {
+    case Framework::MEGATRON: sharded = par.megatron.distributed_optimizer || par.zero_stage >= 1; break;
+    case Framework::DEEPSPEED:
+    case Framework::PYTORCH: sharded = par.zero_stage >= 1; break;
+  }
+  const double n = sharded ? p.dense_train / layout_.dense_shard_group() + p.expert_train / layout_.expert_shard_group()
+                           : p.trainable();
+  OptimizerStep s;
+  s.params = static_cast<std::int64_t>(n);
+  const double g = bytes_per_element(training_.grad_reduce_dtype);
+  const bool offloaded = par.framework == Framework::DEEPSPEED && par.offload_optimizer == OffloadTarget::CPU;
+  if (offloaded) {
+    s.d2h_bytes = Bytes::from_double(n * g);
+    s.h2d_bytes = Bytes::from_double(n * (training_.precision == Precision::FP32 ? 4 : 2));
+    if (host != nullptr) {
+      s.cpu_time = host->cpu_adam_time(s.params, ranks_per_node);
+      s.d2h_time = transfer_time(s.d2h_bytes, host->copy_bandwidth(false, par.zero.pin_memory, ranks_per_node));
+      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, par.zero.pin_memory, ranks_per_node));
+    }
+    return s;
+  }
+  // PyTorch AMP keeps fp32 parameters (no master copy); fp32 training likewise.
+  const bool master = training_.precision != Precision::FP32 && par.framework != Framework::PYTORCH;
+  double per_element = 0;
+  if (training_.optimizer == Optimizer::SGD) {
+    per_element = 4 * 2 + g + 4 * 2;  // read param, momentum, grad; write param, momentum
+  } else {
+    per_element = 4 * 3 + g + 4 * 3;  // read param (master), m, v, grad; write them back
+  }
+  if (master) per_element += 2;  // the 16-bit copy of the updated parameter
+  per_element += g;              // gradient-norm pass for clipping
+  s.gpu_time = compute.memory_time(Bytes::from_double(n * per_element), 2);
+  return s;
+}
+
+MemoryBreakdown TrainingModel::memory(int stage, const hardware::GpuSpec& gpu, hardware::ParameterSet& params,
+                                      const std::map<std::string, std::string>* nccl_env) const {
+  return estimate_memory({.model = model_, .layout = layout_, .training = training_, .parallelism = parallelism_,
+                          .nccl_env = nccl_env},
+                         stage, gpu, params);
+}
+
+double TrainingModel::step_flops_per_rank(const StepFlopsOptions& options) const {
+  const double world =
+      static_cast<double>(layout_.dp()) * layout_.tp() * layout_.pp() * layout_.cp();
+  return step_flops(options) / world;
+}
+
+}  // namespace clustersim::models
