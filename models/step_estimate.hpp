@@ -1,0 +1,80 @@
+#pragma once
+// What one evaluation of a training step returns: the seam between the step model (which fills it)
+// and its users (`clustersim simulate`, the planner, reports).
+//
+// Two fidelities of one model (DESIGN.md "Fidelity"): FAST is the closed form from the same
+// parameters, used to sweep thousands of candidate layouts; EVENT runs the task graph on the
+// discrete-event simulator with flow-level contention, and is used for `simulate` and to re-check
+// the planner's best candidates. Times are seconds (double): a step is far longer than the
+// picosecond resolution matters for, and the planner multiplies them into days.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hardware/calibration_profile.hpp"
+#include "hardware/units.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+enum class Fidelity { FAST, EVENT };
+
+// Where the step's time goes on the critical rank; the parts sum to step_time_s.
+struct StepBreakdown {
+  double compute_s = 0;         // forward, backward and recomputation kernels on the critical path
+  double exposed_comm_s = 0;    // communication not hidden behind compute
+  double pipeline_bubble_s = 0; // pipeline fill and drain
+  double optimizer_s = 0;       // the optimizer step (on the GPU, or CPU Adam when offloaded)
+  double offload_s = 0;         // exposed host<->device transfers of offloaded state
+};
+
+// The largest per-GPU peak and its split (the rank with the highest peak).
+struct MemorySummary {
+  Bytes peak;
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer_state;
+  Bytes activations;
+  Bytes buffers;
+  Bytes usable;     // what the GPU offers
+  bool fits = true;
+  Bytes shortfall;  // peak - usable when it does not fit, else 0
+  Bytes host_bytes; // per node, for offloaded state
+};
+
+// One communication pattern of the step, summed over the step (for "which collective is the
+// bottleneck").
+struct CommSummary {
+  std::string name;       // "TP all-reduce", "ZeRO-3 all-gather", "PP send", ...
+  std::string group;      // "tensor", "data", "pipeline", "context", "expert"
+  std::string algorithm;  // NCCL's choice, e.g. "ring/simple"
+  std::string transport;  // "P2P/CUMEM/read", "NET/ofi/GDRDMA", ...
+  std::int64_t calls = 0;
+  Bytes bytes;            // payload per rank over the step
+  double time_s = 0;      // busy time over the step
+  double exposed_s = 0;   // part of it on the critical path
+};
+
+struct StepEstimate {
+  Fidelity fidelity = Fidelity::FAST;
+  double step_time_s = 0;
+  double low_s = 0;   // uncertainty band from the parameters' uncertainties
+  double high_s = 0;
+  std::int64_t tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;  // 6N-style model FLOPs (no recomputation) summed over ranks
+  double mfu = 0;                   // model FLOPs / (step time x GPUs x peak bf16)
+  StepBreakdown breakdown;
+  MemorySummary memory;
+  std::vector<CommSummary> comms;
+  std::string bottleneck;  // one sentence: what limits the step
+  std::vector<std::string> warnings;
+  std::vector<hardware::UsedParameter> parameters;  // provenance of every parameter used
+};
+
+// How the planner asks for an estimate (tests inject their own).
+using StepEvaluator = std::function<StepEstimate(const Scenario&, Fidelity)>;
+
+}  // namespace clustersim::models
