@@ -259,6 +259,8 @@ struct NodeSpec {
 };
 
 // Resolves a system or instance name; an unknown name is an InputError suggesting the nearest.
+// The NodeSpec points into `catalog`, which must outlive it (a temporary catalog is refused).
 NodeSpec resolve_node(const Catalog& catalog, std::string_view name);
+NodeSpec resolve_node(Catalog&& catalog, std::string_view name) = delete;
 
 }  // namespace clustersim::hardware

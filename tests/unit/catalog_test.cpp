@@ -49,7 +49,8 @@ TEST_CASE("derived figures of a p5.48xlarge", "[unit][catalog]") {
 }
 
 TEST_CASE("p4d places two GPUs and one EFA device on each PCIe switch", "[unit][catalog]") {
-  const NodeSpec n = resolve_node(Catalog::load(), "p4d.24xlarge");
+  const Catalog c = Catalog::load();
+  const NodeSpec n = resolve_node(c, "p4d.24xlarge");
   REQUIRE(n.pcie_switches.size() == 4);
   for (const auto& s : n.pcie_switches) {
     CHECK(s.gpus.size() == 2);
