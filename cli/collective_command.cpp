@@ -50,7 +50,7 @@ struct CollectiveArgs {
   bool no_host_ipc = false;
   std::string p2p = "write";
   bool no_fabric_manager = false;
-  bool fabric_manager_flag = false;
+  bool explain = false;
 };
 
 std::map<std::string, std::string> parse_env(const std::vector<std::string>& items) {
@@ -199,6 +199,26 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
 
   std::vector<nc::CollectivePrediction> points;
   points.reserve(sizes.size());
+  if (a.explain) {
+    // What the model runs for the largest size: NCCL's choice, the hops with their rates.
+    const nc::TunerChoice c = predictor.choice(*op, sizes.back());
+    std::ostringstream ex;
+    ex << "# explain " << sizes.back().count() << " B: " << nc::nccl_name(c.algorithm) << "/" << nc::nccl_name(c.protocol)
+       << ", " << c.channels << " channels, NCCL estimate " << fixed(c.estimated_us, 1) << " us\n";
+    if (predictor.system().nranks() > 1 && sizes.back().count() > 0) {
+      const nc::StepProgram p = predictor.program(*op, sizes.back(), c);
+      ex << "#   " << p.transfers.size() << " transfers, " << p.connections << " connections, fixed cost "
+         << format_duration(p.fixed) << "\n";
+      for (const auto& h : p.hops) {
+        ex << "#   hop " << h.label << ": " << format_significant(h.rate.gigabytes_per_second(), 4)
+           << " GB/s per flow (x" << h.multiplicity << "), latency " << format_duration(h.latency) << ", loads";
+        for (const auto& l : h.loads) ex << " " << nc::to_string(l.kind) << "=" << format_significant(l.flows, 3);
+        ex << "\n";
+      }
+    }
+    ex << predictor.tuner().table_text();
+    ctx.err << ex.str();
+  }
   for (Bytes s : sizes) points.push_back(predictor.predict(*op, s, method));
   std::vector<std::string> notes = predictor.notes();
   for (const auto& p : points) {
@@ -333,6 +353,7 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--p2p", args->p2p, "What the platform allows for GPU peer-to-peer: write, read or disabled")
       ->check(CLI::IsMember({"write", "read", "disabled"}));
   cmd->add_flag("--no-fabric-manager", args->no_fabric_manager, "NVSwitch fabric manager not running");
+  cmd->add_flag("--explain", args->explain, "Print NCCL's choice and the model's hops for the largest size (stderr)");
   cmd->callback([&ctx, args]() { run_collective(ctx, *args); });
 }
 

@@ -124,7 +124,8 @@ Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
   return ctx.rates.simple_channel;
 }
 
-Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic) {
+Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
+             Protocol protocol) {
   Hop h;
   h.transport = t;
   h.label = t.describe();
@@ -152,6 +153,7 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
       break;
   }
   (void)ctx;
+  (void)protocol;
   return h;
 }
 
@@ -182,13 +184,14 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     const int to = (H == 1) ? (r + 1) % n : r + 1;  // r = R-1 leaves for the next host
     const HopTransport t = sys.transport(from, to % n);
     const bool net = t.kind == TransportKind::NET;
-    // Flows per instance: every channel crosses each GPU once; NET hops spread over the NICs of a
+    // Flows per resource instance that this role's hop adds. Every channel crosses each GPU once;
+    // with several roles each role stands for 1/R of the GPUs' sends (the channels' rings are
+    // rotated so that every GPU takes every position); NET hops spread over the NICs of a
     // physical node (all hosts of the node send through them).
     const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
-    const double intra_flows = H == 1 ? nch : nch * (R - 1.0) / R;
-    const double gpu_flows = net ? nch / static_cast<double>(R) : intra_flows;
+    const double gpu_flows = roles == 1 ? nch : nch / static_cast<double>(R);
     const double nic_flows = net ? nch * hosts_per_node / nics : 0;
-    Hop h = make_hop(ctx, t, gpu_flows, nic_flows);
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
     h.channel_cap = cap;
     h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
@@ -254,7 +257,8 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
     const bool net = t.kind == TransportKind::NET;
     int& slot = net ? net_hop : intra_hop;
     if (slot < 0) {
-      Hop h = make_hop(ctx, t, nch, net ? nch * hosts_per_node / nics : 0);
+      Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, net ? nch * hosts_per_node / nics : 0,
+                       s.protocol);
       h.wire_factor = buf.wire;
       h.channel_cap = cap;
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);

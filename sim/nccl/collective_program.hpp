@@ -91,7 +91,8 @@ Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm
 // The collective's fixed cost (NCCL base latency x scale).
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 // A hop between two ranks with resource loads: flows per GPU link and per NIC as given.
-Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic);
+Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
+             Protocol protocol = Protocol::SIMPLE);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).

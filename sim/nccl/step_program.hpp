@@ -24,7 +24,9 @@
 // Rates come from the hops: each hop names the physical resources its flows cross and how many
 // flows of the whole collective share one instance of each; a flow's uncontended rate is the
 // resource capacity divided in proportion to the wire bytes per cycle of all flows on it
-// (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit.
+// (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit:
+//   cycle(r) = sum over flows f on r of wire_bytes_per_item(f) / capacity(r)
+//   rate(f)  = min(channel cap, min over r of bytes_per_item(f) / cycle(r))
 
 #include <array>
 #include <limits>

@@ -82,7 +82,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / 2.0;
   TreeHops hops;
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node) {
-    Hop h = make_hop(ctx, t, gpu_flows, nic_flows);
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
     h.channel_cap = cap;
     h.latency = hop_latency(ctx, t, Algorithm::TREE, s.protocol);
@@ -101,8 +101,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     // On average a node sends (H-1)/H chunks up and down per channel (the root does not go up,
     // leaves do not go down), through its NICs.
     const double per_node = nch * hosts_per_node * (H - 1.0) / H;
-    hops.up_net = make(t, nch / static_cast<double>(R), per_node / nics, 0, 0, 1);
-    hops.down_net = make(sys.transport(0, R % n), nch / static_cast<double>(R), per_node / nics, 0, 0, 1);
+    const double per_gpu = nch / static_cast<double>(R) * (H - 1.0) / H;
+    hops.up_net = make(t, per_gpu, per_node / nics, 0, 0, 1);
+    hops.down_net = make(sys.transport(0, R % n), per_gpu, per_node / nics, 0, 0, 1);
   }
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
   const double bytes = static_cast<double>(per_channel) / chunks;
@@ -205,10 +206,13 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   p.fixed = base_latency(ctx, Algorithm::NVLS_TREE, Protocol::SIMPLE);
   const long long per_channel = div_up(s.bytes.count(), nch);
   p.channel_payload_bytes = static_cast<double>(per_channel);
+  // Each loop of a channel reduces R chunks, one per head GPU; a head sends its chunk through the
+  // tree (enqueue.cc: nchunksPerLoop = nHeads for NVLS and NVLS-Tree).
   const long long chunk = nvls_chunk(ctx, s, R);
-  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
-  const double c_bytes = static_cast<double>(per_channel) / chunks;
+  const long long loops = std::max<long long>(1, div_up(per_channel, chunk * R));
+  const double c_bytes = static_cast<double>(per_channel) / loops;
   const double share = c_bytes / R;
+  const long long chunks = loops;
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   const HopTransport intra = sys.transport(0, 1 % n);
@@ -224,7 +228,7 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   const HopTransport net_t = sys.transport(0, R % n);
   // Every GPU is a head: per node R shares go up and down (H-1)/H of the time.
   const double per_node = nch * sys.gpus() * (H - 1.0) / H;
-  Hop up = make_hop(ctx, net_t, static_cast<double>(nch), per_node / nics);
+  Hop up = make_hop(ctx, net_t, nch * (H - 1.0) / H, per_node / nics);
   up.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
   up.latency = hop_latency(ctx, net_t, Algorithm::NVLS_TREE, Protocol::SIMPLE);
   up.multiplicity = nch;
