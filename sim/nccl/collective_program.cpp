@@ -274,13 +274,14 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
-  std::vector<int> prev(n - 1, -1);
+  const int G = sys.gpus();
   for (long long c = 0; c < chunks; ++c) {
     int upstream = -1;
     for (int pos = 0; pos + 1 < n; ++pos) {
-      const int id = p.add(hop_of_pos[pos], conn_of_pos[pos], bytes, {upstream}, true);
-      upstream = id;
-      prev[pos] = id;
+      const int from = s.op == CollectiveOp::BROADCAST ? (s.root + pos) % n : (s.root + 1 + pos) % n;
+      const int to = (from + 1) % n;
+      upstream = p.add(hop_of_pos[pos], conn_of_pos[pos], bytes, {upstream}, true);
+      p.place_last(from % G, to % G, from / G, to / G);
     }
   }
   return p;

@@ -49,6 +49,14 @@ int StepProgram::add(int hop, int conn, double bytes, std::initializer_list<int>
   return static_cast<int>(transfers.size()) - 1;
 }
 
+void StepProgram::place_last(int src_gpu, int dst_gpu, int src_node, int dst_node) {
+  Transfer& t = transfers.back();
+  t.src_gpu = static_cast<std::int16_t>(src_gpu);
+  t.dst_gpu = static_cast<std::int16_t>(dst_gpu);
+  t.src_node = src_node;
+  t.dst_node = dst_node;
+}
+
 void assign_rates(StepProgram& p, const Capacities& caps) {
   // Seconds per pipeline item that each resource class needs for all its flows.
   std::array<double, kNumResourceKinds> cycle{};

@@ -126,12 +126,14 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
       int below = -1;  // arrival from the chain below this position
       for (int pos = R - 1; pos >= 1; --pos) {
         const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below}, true);
+        p.place_last(pos, pos - 1, d, d);
         up[role(d, pos)] = id;
         below = id;
       }
       if (d > 0) {
         const int child_net = d < D ? net_up[d + 1] : -1;
         net_up[d] = p.add(hops.up_net, up_conn[role(d, 0)], bytes, {below, child_net}, true);
+        p.place_last(0, 0, d, d - 1);
       }
     }
     // The root's reduction is complete when its chain and its network children have arrived.
@@ -143,6 +145,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
       if (d < D) {
         net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
                              : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
+        p.place_last(0, 0, d, d + 1);
       }
       int prev = -1;
       for (int pos = 0; pos + 1 < R; ++pos) {
@@ -153,6 +156,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         } else {
           id = p.add(hops.down_intra, down_conn[role(d, pos)], bytes, {prev}, true);
         }
+        p.place_last(pos, pos + 1, d, d);
         down[role(d, pos)] = id;
         prev = id;
       }
@@ -183,7 +187,7 @@ StepProgram build_nvls(const ProgramContext& ctx, const CollectiveShape& s) {
   h.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
   h.latency = hop_latency(ctx, h.transport, Algorithm::RING, Protocol::SIMPLE);
   h.multiplicity = nch;
-  h.endpoints = {0, 0, 0};
+  h.endpoints = {0, 0, 0, true};
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
   const double bytes = static_cast<double>(per_channel) / chunks * equiv;
   h.bytes_per_cycle = bytes;
@@ -224,6 +228,7 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   nv.latency = hop_latency(ctx, intra, Algorithm::RING, Protocol::SIMPLE);
   nv.multiplicity = nch;
   nv.bytes_per_cycle = c_bytes / 2;
+  nv.endpoints = {0, 0, 0, true};
   const int nv_hop = p.add_hop(nv);
   const HopTransport net_t = sys.transport(0, R % n);
   // Every GPU is a head: per node R shares go up and down (H-1)/H of the time.
@@ -252,11 +257,13 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
     for (int d = D; d >= 1; --d) {
       const int child = d < D ? net_up[d + 1] : -1;
       net_up[d] = p.add(up_hop, up_conn[d], share, {red, child}, true);
+      p.place_last(0, 0, d, d - 1);
     }
     const int top = D >= 1 ? net_up[1] : red;
     for (int d = 0; d < D; ++d) {
       net_down[d] = d == 0 ? p.add(down_hop, down_conn[d], share, {top, red}, false)
                            : p.add(down_hop, down_conn[d], share, {net_down[d - 1]}, true);
+      p.place_last(0, 0, d, d + 1);
     }
     // The deepest level's broadcast waits for the last network hop down (or the reduction on one
     // node); the program follows that longest path.
@@ -349,7 +356,10 @@ StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
     const double bytes = pieces * piece;
     const long long chunks = std::max<long long>(1, static_cast<long long>(std::ceil(bytes / chunk)));
     int last = prev_round_last;
-    for (long long c = 0; c < chunks; ++c) last = p.add(hop, conn, bytes / chunks, {prev_round_last}, c == 0);
+    for (long long c = 0; c < chunks; ++c) {
+      last = p.add(hop, conn, bytes / chunks, {prev_round_last}, c == 0);
+      p.place_last(0, 0, 0, 1 << kk);
+    }
     prev_round_last = last;
   }
   return p;
