@@ -73,6 +73,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     }
     remaining_ = n;
     subflows_left_.assign(n, 0);
+    route_latency_ps_.assign(n, 0);
     for (int i = 0; i < n; ++i) {
       if (pending_[i] == 0) schedule_start(i);
     }
@@ -220,6 +221,9 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     }
     opt.tag = static_cast<std::uint64_t>(k);
     subflows_left_[k] = static_cast<int>(routes.size());
+    std::int64_t lat = 0;
+    for (const Route& r : routes) lat = std::max(lat, net_.router().latency(r).picoseconds());
+    route_latency_ps_[k] = lat;
     for (const Route& r : routes) {
       net_.transfer(r, Bytes::from_double(wire), *this, opt);
       ++result_.flows;
@@ -231,14 +235,19 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const int base = (i / n_) * n_;
     const Hop& hop = program_.hops[t.hop];
     const std::int64_t fin = finished.picoseconds();
-    const std::int64_t arrival = fin + hop.latency.picoseconds();
+    // The hop's latency counts the network's wire latency, which the flow already paid on its
+    // route before its bytes moved; the rest is NCCL's step synchronisation.
+    const std::int64_t arrival = fin + std::max<std::int64_t>(0, hop.latency.picoseconds() - route_latency_ps_[i]);
+    // The sender has read its input once its bytes are on the wire: the route's latency after
+    // that is the network's, not the sender's (this frees the slot it read from).
+    const std::int64_t read_done = fin - route_latency_ps_[i];
     arrival_ps_[i] = arrival;
     last_arrival_ps_ = std::max(last_arrival_ps_, arrival);
     for (int j : dependents_[i]) satisfy(j, arrival);
     for (int k = 0; k < 3; ++k) {
       if (t.deps[k] >= 0 && t.consumes[k]) {
         const int d = base + t.deps[k];
-        consumed_ps_[d] = std::max(consumed_ps_[d], fin);
+        consumed_ps_[d] = std::max(consumed_ps_[d], read_done);
         if (--consumers_left_[d] == 0) slot_free(d, consumed_ps_[d]);
       }
     }
@@ -280,6 +289,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
   std::vector<std::int64_t> arrival_ps_;
   std::vector<std::vector<int>> dependents_;
   std::vector<int> subflows_left_;
+  std::vector<std::int64_t> route_latency_ps_;
   std::shared_ptr<CollectiveRun> keep_alive_;
   int n_ = 0;      // transfers of the program
   int lanes_ = 1;

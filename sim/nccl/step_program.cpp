@@ -110,6 +110,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       }
     }
     conn_free[t.conn] = finish[i];
+
     seq.push_back(static_cast<int>(i));
     last = std::max(last, arrival[i]);
   }
