@@ -65,6 +65,8 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& ite
   return env;
 }
 
+// nccl-tests' size sweep (src/common.cu): from -b to -e, multiplying by -f when it is above 1,
+// else adding -i (default 1 MiB).
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
   const Bytes lo = parse_nccl_size(a.min_bytes);
   const Bytes hi = parse_nccl_size(a.max_bytes);
@@ -72,25 +74,22 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
     throw InputError("", "-e", "expected a maximum size >= the minimum (-b " + a.min_bytes + "), got " + a.max_bytes);
   }
   std::vector<Bytes> out;
-  if (!a.step_bytes.empty()) {
-    const Bytes step = parse_nccl_size(a.step_bytes);
-    if (step.count() <= 0) throw InputError("", "-i", "expected a step of at least 1 byte, got " + a.step_bytes);
-    for (Bytes s = lo; s <= hi; s += step) {
-      out.push_back(s);
-      if (out.size() > 100000) throw InputError("", "-i", "expected at most 100000 sizes between -b and -e");
+  if (a.step_factor > 1) {
+    if (lo.count() == 0) out.push_back(lo);
+    for (double s = std::max<double>(1, static_cast<double>(lo.count())); s <= static_cast<double>(hi.count()) * (1 + 1e-12);
+         s *= a.step_factor) {
+      out.push_back(Bytes::from_double(std::floor(s)));
+      if (out.size() > 100000) throw InputError("", "-f", "expected at most 100000 sizes between -b and -e");
     }
     return out;
   }
-  if (lo == hi) return {lo};
-  if (a.step_factor <= 1) {
-    throw InputError("", "-f", "expected a step factor > 1 (nccl-tests -f) or a step in bytes (-i) between -b " +
-                                   a.min_bytes + " and -e " + a.max_bytes);
-  }
-  double s = std::max<double>(1, static_cast<double>(lo.count()));
-  if (lo.count() == 0) out.push_back(lo);
-  for (; s <= static_cast<double>(hi.count()) * (1 + 1e-12); s *= a.step_factor) {
-    out.push_back(Bytes::from_double(std::floor(s)));
-    if (out.size() > 100000) throw InputError("", "-f", "expected at most 100000 sizes between -b and -e");
+  const Bytes step = a.step_bytes.empty() ? Bytes::mib(1) : parse_nccl_size(a.step_bytes);
+  if (step.count() <= 0) throw InputError("", "-i", "expected a step of at least 1 byte, got " + a.step_bytes);
+  for (Bytes s = lo; s <= hi; s += step) {
+    out.push_back(s);
+    if (out.size() > 100000) {
+      throw InputError("", "-i", "expected at most 100000 sizes between -b and -e (use -f for a geometric sweep)");
+    }
   }
   return out;
 }
@@ -336,8 +335,8 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--nodes", args->nodes, "Nodes (default 1)");
   cmd->add_option("-b,--minbytes", args->min_bytes, "Smallest size, nccl-tests style (8, 1K, 32M, 8G); default 32M");
   cmd->add_option("-e,--maxbytes", args->max_bytes, "Largest size; default 32M");
-  cmd->add_option("-f,--stepfactor", args->step_factor, "Multiply the size by this factor between points");
-  cmd->add_option("-i,--stepbytes", args->step_bytes, "Add this many bytes between points (instead of -f)");
+  cmd->add_option("-f,--stepfactor", args->step_factor, "Multiply the size by this factor between points (when > 1)");
+  cmd->add_option("-i,--stepbytes", args->step_bytes, "Add this many bytes between points when -f is not above 1 (default 1M)");
   cmd->add_option("--algo", args->algo, "auto, ring, tree, nvls, nvls_tree, pat or collnet (sets NCCL_ALGO)");
   cmd->add_option("--proto", args->proto, "auto, ll, ll128 or simple (sets NCCL_PROTO)");
   cmd->add_option("--env", args->env, "NCCL variable NAME=VALUE (repeatable)");
