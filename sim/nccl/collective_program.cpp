@@ -200,7 +200,10 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     hop_of_role[r] = p.add_hop(h);
   }
   std::vector<int> conn(roles);
-  for (int r = 0; r < roles; ++r) conn[r] = p.add_connection(window);
+  for (int r = 0; r < roles; ++r) {
+    const bool net = p.hops[hop_of_role[r]].transport.kind == TransportKind::NET;
+    conn[r] = p.add_connection(net ? 2 * window : window);
+  }
 
   // Per channel: an even share of the data; loops of n chunks.
   const long long per_channel = div_up(s.bytes.count(), nch);
@@ -267,7 +270,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       slot = p.add_hop(h);
     }
     hop_of_pos[pos] = slot;
-    conn_of_pos[pos] = p.add_connection(buf.steps);
+    conn_of_pos[pos] = p.add_connection(net ? 2 * buf.steps : buf.steps);
   }
   const long long per_channel = div_up(s.bytes.count(), nch);
   p.channel_payload_bytes = static_cast<double>(per_channel);

@@ -9,6 +9,8 @@
 //   Simple    NCCL_BUFFSIZE / 8 = 512 KiB                      all                    1
 // Ring (Simple): a chunk is chunkSteps (4) steps, sent in slices of sliceSteps (2) steps, so a
 // connection holds 8/2 = 4 slices in flight; LL and LL128 move one step per transfer (8 in flight).
+// A network connection has NCCL_STEPS slots at each end (the sender's buffer that its proxy sends
+// from, and the receiver's), so it holds twice as many transfers in flight.
 //
 //   Ring all-reduce     per channel and loop (nRanks chunks): 2(n-1) steps; step k of rank r
 //                       forwards what it received at step k-1 (reduce-scatter, then all-gather)

@@ -114,10 +114,12 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   auto role = [&](int d, int pos) { return d * R + pos; };
   std::vector<int> up_conn(levels * R), down_conn(levels * R), down_net_conn(levels);
   for (int i = 0; i < levels * R; ++i) {
-    up_conn[i] = p.add_connection(buf.steps);
+    // The head's up connection crosses the network (below the root): slots at both ends.
+    const bool net_up = i % R == 0 && i / R > 0;
+    up_conn[i] = p.add_connection(net_up ? 2 * buf.steps : buf.steps);
     down_conn[i] = p.add_connection(buf.steps);
   }
-  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(buf.steps);
+  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(2 * buf.steps);
 
   std::vector<int> up(levels * R), net_up(levels), down(levels * R), net_down(levels);
   for (long long c = 0; c < chunks; ++c) {
@@ -248,8 +250,8 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   const int nv_out_conn = p.add_connection(ctx.version.device.steps);
   std::vector<int> up_conn(levels), down_conn(levels);
   for (int d = 0; d < levels; ++d) {
-    up_conn[d] = p.add_connection(ctx.version.device.steps);
-    down_conn[d] = p.add_connection(ctx.version.device.steps);
+    up_conn[d] = p.add_connection(2 * ctx.version.device.steps);
+    down_conn[d] = p.add_connection(2 * ctx.version.device.steps);
   }
   std::vector<int> net_up(levels, -1), net_down(levels, -1);
   for (long long c = 0; c < chunks; ++c) {
@@ -293,7 +295,7 @@ StepProgram build_collnet(const ProgramContext& ctx, const CollectiveShape& s) {
   int scatter = -1, gather = -1;
   const int conn_s = p.add_connection(ctx.version.device.steps);
   const int conn_g = p.add_connection(ctx.version.device.steps);
-  const int conn_n = p.add_connection(ctx.version.device.steps);
+  const int conn_n = p.add_connection(2 * ctx.version.device.steps);
   const double intra_bytes = R > 1 ? c_bytes * (R - 1.0) / R : 0;
   if (R > 1) {
     const HopTransport t = sys.transport(1, 0);
@@ -347,7 +349,7 @@ StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
   h.endpoints = {0, 0, 1};
   h.bytes_per_cycle = static_cast<double>(chunk);
   const int hop = p.add_hop(h);
-  const int conn = p.add_connection(ctx.version.device.steps);
+  const int conn = p.add_connection(2 * ctx.version.device.steps);
   const int rounds = log2_ceil(n);
   int prev_round_last = -1;
   for (int k = 0; k < rounds; ++k) {
