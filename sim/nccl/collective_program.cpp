@@ -4,9 +4,15 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "hardware/errors.hpp"
+
 namespace clustersim::sim::nccl {
 
 namespace {
+
+// Programs beyond this size would take seconds and gigabytes; a cluster that large needs the
+// tuner's log-depth algorithms anyway.
+constexpr double kMaxTransfers = 3e7;
 
 int ai(Algorithm a) { return static_cast<int>(a); }
 int pi(Protocol p) { return static_cast<int>(p); }
@@ -207,6 +213,12 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
 
   // Per channel: an even share of the data; loops of n chunks.
   const long long per_channel = div_up(s.bytes.count(), nch);
+  const double expected = static_cast<double>(std::max<long long>(1, div_up(per_channel, chunk * n))) * steps *
+                          slices_per_chunk * roles;
+  if (expected > kMaxTransfers) {
+    throw RuntimeError("the ring's step program would hold " + format_significant(expected, 3) +
+                       " transfers (more than " + format_significant(kMaxTransfers, 3) + "); use fewer ranks");
+  }
   p.channel_payload_bytes = static_cast<double>(per_channel);
   // all-reduce moves the whole buffer through each rank in nRanks pieces; all-gather and
   // reduce-scatter move the total (nBytes is the total) likewise.
@@ -275,6 +287,10 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   const long long per_channel = div_up(s.bytes.count(), nch);
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  if (static_cast<double>(chunks) * (n - 1) > kMaxTransfers) {
+    throw RuntimeError("the chain's step program would hold " + format_significant(static_cast<double>(chunks) * (n - 1), 3) +
+                       " transfers (more than " + format_significant(kMaxTransfers, 3) + "); use fewer ranks");
+  }
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
   const int G = sys.gpus();
