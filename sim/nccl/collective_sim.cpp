@@ -35,8 +35,11 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     program_ = pred_.program(spec_.op, spec_.size, c);
     prepare_efficiencies();
     lanes_ = lane_count();
+    reps_ = replica_count();
+    shift_deps_ = c.algorithm == Algorithm::RING || c.algorithm == Algorithm::PAT;
     n_ = static_cast<int>(program_.transfers.size());
-    const int n = n_ * lanes_;
+    const int copies = lanes_ * reps_;
+    const int n = n_ * copies;
     pending_.assign(n, 0);
     ready_ps_.assign(n, (sim_.now() + program_.fixed).picoseconds());
     conn_next_.assign(n, -1);
@@ -45,15 +48,16 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     consumed_ps_.assign(n, 0);
     arrival_ps_.assign(n, 0);
     dependents_.assign(n, {});
-    // Lane l repeats the program on GPUs rotated by l * (G / lanes), carrying 1/lanes of the channels.
-    for (int l = 0; l < lanes_; ++l) {
+    // Copy c = (replica, lane): lane l repeats the program on GPUs rotated by l * (G / lanes),
+    // carrying 1/lanes of the channels; replica r runs it on the nodes shifted by r.
+    for (int c = 0; c < copies; ++c) {
       std::vector<std::vector<int>> per_conn(program_.connections);
       for (int i = 0; i < n_; ++i) {
         const Transfer& t = program_.transfers[i];
-        const int k = l * n_ + i;
+        const int k = c * n_ + i;
         for (int d = 0; d < 3; ++d) {
-          if (t.deps[d] < 0) continue;
-          const int dep = l * n_ + t.deps[d];
+          const int dep = dep_global(k, d);
+          if (dep < 0) continue;
           dependents_[dep].push_back(k);
           ++pending_[k];
           if (t.consumes[d]) ++consumers_left_[dep];
@@ -127,17 +131,47 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     return topo_.gpu(group_node(node_rel), spec_.first_gpu + ((local % G) + G) % G);
   }
 
+  int dst_node_of(int i) const {
+    const Transfer& t = program_.transfers[i];
+    return t.dst_node >= 0 ? t.dst_node : t.src_node + program_.hops[t.hop].endpoints.dst_node;
+  }
+
+  // The global index of dependency d of transfer k. Rings and PAT are the same seen from every
+  // node: data that arrived at node b from a copy comes, for a transfer at node a, from the copy
+  // shifted by a - b.
+  int dep_global(int k, int d) const {
+    const int c = k / n_, i = k % n_;
+    const int dep = program_.transfers[i].deps[d];
+    if (dep < 0) return -1;
+    int rep = c / lanes_;
+    if (reps_ > 1 && shift_deps_) {
+      const int shift = program_.transfers[i].src_node - dst_node_of(dep);
+      rep = ((rep + shift) % reps_ + reps_) % reps_;
+    }
+    return (rep * lanes_ + c % lanes_) * n_ + dep;
+  }
+
+  // Replicas: with spec.all_nodes every node runs its own copy (its links carry its traffic).
+  int replica_count() const {
+    const Algorithm a = result_.algorithm;
+    const bool chain = spec_.op == CollectiveOp::BROADCAST || spec_.op == CollectiveOp::REDUCE;
+    if (!spec_.all_nodes || chain || a == Algorithm::NVLS) return 1;
+    return pred_.system().nodes();
+  }
+
   // The routes of transfer k (one per sub-flow).
   std::vector<Route> routes_for(int k) {
     const Transfer& t = program_.transfers[k % n_];
     const Hop& hop = program_.hops[t.hop];
     const NcclSystem& sys = pred_.system();
     const int G = sys.gpus();
-    const int rot = (k / n_) * (G / lanes_);
+    const int c = k / n_;
+    const int rot = (c % lanes_) * (G / lanes_);
+    const int rep = c / lanes_;
     const int src_gpu = (t.src_gpu >= 0 ? t.src_gpu : hop.endpoints.src_gpu) + rot;
     const int dst_gpu = (t.dst_gpu >= 0 ? t.dst_gpu : hop.endpoints.dst_gpu) + rot;
-    const int src_node = t.src_node;
-    const int dst_node = t.dst_node >= 0 ? t.dst_node : t.src_node + hop.endpoints.dst_node;
+    const int src_node = t.src_node + rep;
+    const int dst_node = dst_node_of(k % n_) + rep;
     std::vector<Route> out;
     if (hop.endpoints.via_nvswitch) {
       const VertexId g = gpu_vertex(src_node, src_gpu);
@@ -232,7 +266,6 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
 
   void transfer_done(int i, TimePoint finished) {
     const Transfer& t = program_.transfers[i % n_];
-    const int base = (i / n_) * n_;
     const Hop& hop = program_.hops[t.hop];
     const std::int64_t fin = finished.picoseconds();
     // The hop's latency counts the network's wire latency, which the flow already paid on its
@@ -246,7 +279,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     for (int j : dependents_[i]) satisfy(j, arrival);
     for (int k = 0; k < 3; ++k) {
       if (t.deps[k] >= 0 && t.consumes[k]) {
-        const int d = base + t.deps[k];
+        const int d = dep_global(i, k);
         consumed_ps_[d] = std::max(consumed_ps_[d], read_done);
         if (--consumers_left_[d] == 0) slot_free(d, consumed_ps_[d]);
       }
@@ -293,6 +326,8 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
   std::shared_ptr<CollectiveRun> keep_alive_;
   int n_ = 0;      // transfers of the program
   int lanes_ = 1;
+  int reps_ = 1;
+  bool shift_deps_ = false;
   int remaining_ = 0;
   std::int64_t last_arrival_ps_ = 0;
 };

@@ -19,6 +19,10 @@
 // bytes (an approximation under contention: the bundle gets one max-min share, not one per
 // channel). Rings and trees that leave the node are run once per NIC lane, rotated so that every
 // GPU takes every position, each lane carrying its share of the channels.
+// Symmetry: by default only the representative ranks run (one node's, plus the next node's
+// receiving side), so the cost follows the distinct roles, not the GPU count; other nodes' links
+// carry none of the collective's traffic. With `all_nodes` each node runs its copy; for rings and
+// PAT a copy's dependencies reach into the neighbouring copies as the ranks do.
 //
 // Without contention the result equals the analytic pass (evaluate_program) up to rounding; a test
 // checks it. Link efficiencies: the topology's links are datasheet rates, the model's capacities
@@ -41,6 +45,9 @@ struct CollectiveSpec {
   int first_node = 0;       // the group's nodes: first_node .. first_node + predictor nodes - 1
   int first_gpu = 0;        // the group's local GPUs: first_gpu .. first_gpu + GPUs per node - 1
   int lanes = 0;            // NIC lanes to run (0: as many as the node's NIC devices, at most 8)
+  // Run every node's ranks (each node its copy of the program, on its own links) instead of one
+  // node's: needed when other traffic is not the same on every node. Costs nodes x the flows.
+  bool all_nodes = false;
   std::uint64_t tag = 0;    // handed back in the result
 };
 

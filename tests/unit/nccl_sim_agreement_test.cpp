@@ -76,3 +76,41 @@ TEST_CASE("event simulation agrees with the analytic pass where nothing contends
           0.01);
   }
 }
+
+TEST_CASE("every node's copy: same time alone, slower beside other traffic", "[unit][nccl][sim]") {
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog(), "dgx-h100");
+  cfg.shape = {4, 8};
+  cfg.env = {{"NCCL_ALGO", "Ring"}};
+  const CollectivePredictor pred(cfg);
+  ClusterConfig cc;
+  cc.node = cfg.node;
+  cc.nodes = 4;
+  cc.gpus_per_node = 8;
+  const Topology topo = build_topology(catalog(), cc);
+  CollectiveSpec spec;
+  spec.size = Bytes::gib(1);
+  const CollectiveResult one = simulate_collective(topo, pred, spec);
+  spec.all_nodes = true;
+  const CollectiveResult all = simulate_collective(topo, pred, spec);
+  // Every node alike and nothing else on the links: each copy runs as the representative does.
+  CHECK(all.elapsed().seconds() == Approx(one.elapsed().seconds()).epsilon(0.01));
+  CHECK(all.flows == 4 * one.flows);
+
+  // A long transfer out of node 2 through GPU 0's NIC halves that NIC for the ring's channels
+  // that leave node 2 there: the whole ring waits for them.
+  Simulation sim;
+  auto& net = sim.emplace_model<FlowNetwork>(sim, topo);
+  net.transfer(topo.gpu(2, 0), topo.gpu(3, 0), Bytes::gib(64));
+  CollectiveResult contended;
+  bool done = false;
+  start_collective(sim, net, topo, pred, spec, [&](const CollectiveResult& r) {
+    contended = r;
+    done = true;
+  });
+  while (!done && sim.step()) {
+  }
+  INFO("alone " << one.elapsed().microseconds() << " us, beside the transfer " << contended.elapsed().microseconds() << " us");
+  REQUIRE(done);
+  CHECK(contended.elapsed().seconds() > 1.05 * one.elapsed().seconds());
+}
