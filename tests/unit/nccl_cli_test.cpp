@@ -41,6 +41,7 @@ TEST_CASE("collective --format table looks like nccl-tests; json carries points 
                         "--format", "json"});
   REQUIRE(j.rc == 0);
   const auto doc = nlohmann::json::parse(j.out);
+  // 2 nodes x 8 GPUs.
   CHECK(doc.at("nranks") == 16);
   CHECK(doc.at("points").size() == 1);
   CHECK(doc.at("calibrated") == false);
