@@ -56,7 +56,7 @@ class CudnnHandle {
   cudnnHandle_t h_ = nullptr;
 };
 
-void fe_check(const fe::error_t& e, const char* step) {
+void fe_check(fe::error_t e, const char* step) {
   if (!e.is_good()) throw Unavailable(std::string("cuDNN frontend ") + step + ": " + e.get_message());
 }
 
@@ -93,7 +93,12 @@ Timing run_shape(cudnnHandle_t handle, const AttentionShape& a, int iters, cudaS
 
   std::unique_ptr<DeviceMem> d_o, dq, dk, dv;
   if (a.direction == "fwd") {
-    auto opts = fe::graph::SDPA_attributes().set_name("sdpa").set_is_inference(false).set_causal_mask(true).set_attn_scale(scale);
+    auto opts = fe::graph::SDPA_attributes().set_name("sdpa").set_causal_mask(true).set_attn_scale(scale);
+#if CUDNN_FRONTEND_VERSION >= 11300
+    opts.set_generate_stats(true);  // the statistics the backward pass needs, as in training
+#else
+    opts.set_is_inference(false);
+#endif
     auto [O, Stats] = graph->sdpa(Q, K, V, opts);
     O->set_output(true).set_dim(q_dim).set_stride(q_stride);
     Stats->set_output(true).set_data_type(fe::DataType_t::FLOAT);

@@ -16,8 +16,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <set>
 
+#include "calibrate/harness/harness_errors.hpp"
 #include "calibrate/harness/host_group.hpp"
 #include "calibrate/harness/ipc_channel.hpp"
 #include "calibrate/harness/results_document.hpp"
