@@ -44,5 +44,6 @@ class Context {
 // One function per subcommand file: adds the subcommand and its callback to `app`.
 void add_hardware_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
+void add_calibrate_command(CLI::App& app, Context& ctx);
 
 }  // namespace clustersim::cli
