@@ -401,7 +401,13 @@ Options parse_options(int argc, char** argv) {
     } else if (a == "--worker-subrun") {
       o.worker_subrun = int_opt(0, 1 << 20);
     } else if (a == "--worker-deadline") {
-      o.worker_deadline_unix = parse_seconds(next(), a);
+      // An absolute time (seconds since the epoch), not a duration.
+      const std::string v = next();
+      char* end = nullptr;
+      o.worker_deadline_unix = std::strtod(v.c_str(), &end);
+      if (v.empty() || end == nullptr || *end != '\0' || !(o.worker_deadline_unix >= 0)) {
+        throw UsageError("--worker-deadline: expected seconds since the epoch, got '" + v + "'");
+      }
     } else {
       throw UsageError("unknown option '" + a + "'");
     }
