@@ -139,6 +139,8 @@ class CollectiveRunner {
       send_ = DeviceBuffer(buffer_bytes_, nccl_alloc);
       recv_ = DeviceBuffer(buffer_bytes_, nccl_alloc);
       CHECK_CUDA(cudaMalloc(&wrong_, sizeof(unsigned long long)));
+      // Pinned, so reading the count back is asynchronous and stays under the test timeout.
+      CHECK_CUDA(cudaMallocHost(&wrong_host_, sizeof(unsigned long long)));
       // Never time zeros: the timed buffers hold the same integer pattern as the checks.
       fill_pattern(send_.as<float>(), buffer_bytes_ / kElt, 1, rank_, 0, comm_->stream());
       fill_pattern(recv_.as<float>(), buffer_bytes_ / kElt, 2, rank_, 0, comm_->stream());
@@ -154,6 +156,7 @@ class CollectiveRunner {
   ~CollectiveRunner() {
     comm_.reset();
     if (wrong_ != nullptr) cudaFree(wrong_);
+    if (wrong_host_ != nullptr) cudaFreeHost(wrong_host_);
   }
 
   // Measures one op over the sweep; points land in `series` as they are measured.
@@ -302,10 +305,9 @@ class CollectiveRunner {
     CollectiveCheck k{op.kind, seed, rank_, n_, root, c.param, c.recv};
     if (op.kind == CollectiveKind::REDUCE && rank_ != root) k.out_elements = 0;
     verify_collective(k, out, wrong_, s);
-    unsigned long long wrong = 0;
-    CHECK_CUDA(cudaMemcpyAsync(&wrong, wrong_, sizeof(wrong), cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaMemcpyAsync(wrong_host_, wrong_, sizeof(*wrong_host_), cudaMemcpyDeviceToHost, s));
     comm_->wait(ctx_.opt.test_timeout_s);
-    return allreduce_sum(ctx_.group, tag + "-check", static_cast<std::int64_t>(wrong));
+    return allreduce_sum(ctx_.group, tag + "-check", static_cast<std::int64_t>(*wrong_host_));
   }
 
   WorkerContext& ctx_;
@@ -316,6 +318,7 @@ class CollectiveRunner {
   DeviceBuffer send_;
   DeviceBuffer recv_;
   unsigned long long* wrong_ = nullptr;
+  unsigned long long* wrong_host_ = nullptr;
   std::uint64_t check_round_ = 0;
 };
 

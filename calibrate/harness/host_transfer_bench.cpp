@@ -227,7 +227,7 @@ void run_host_transfers(WorkerContext& ctx) {
       const double mine = median(times);
       std::vector<double> per_gpu;
       double slowest = 0;
-      for (const auto& blob : tagged_allgather(ctx.group, tag + "-times", std::to_string(mine))) {
+      for (const auto& blob : tagged_allgather(ctx.group, tag + "-times", json_number(mine))) {
         const double t = std::strtod(blob.c_str(), nullptr);
         per_gpu.push_back(static_cast<double>(size) / t / 1e9);
         slowest = std::max(slowest, t);

@@ -95,11 +95,17 @@ void run_p2p_nccl(WorkerContext& ctx) {
   DeviceBuffer send(max_bytes, nccl_alloc);
   DeviceBuffer recv(max_bytes, nccl_alloc);
   unsigned long long* wrong = nullptr;
-  CHECK_CUDA(cudaMalloc(&wrong, sizeof(unsigned long long)));
+  unsigned long long* wrong_host = nullptr;  // pinned: the read-back stays under the test timeout
   struct Free {
-    unsigned long long* p;
-    ~Free() { cudaFree(p); }
-  } free_wrong{wrong};
+    unsigned long long** d;
+    unsigned long long** h;
+    ~Free() {
+      cudaFree(*d);
+      cudaFreeHost(*h);
+    }
+  } free_counters{&wrong, &wrong_host};
+  CHECK_CUDA(cudaMalloc(&wrong, sizeof(unsigned long long)));
+  CHECK_CUDA(cudaMallocHost(&wrong_host, sizeof(unsigned long long)));
   fill_pattern(send.as<float>(), max_bytes / 4, 7, rank, 0, comm.stream());
   comm.wait(timeout);
 
@@ -145,10 +151,9 @@ void run_p2p_nccl(WorkerContext& ctx) {
             // The sender's pattern is v(7, src, i): a broadcast from src, for the check's purposes.
             CollectiveCheck k{CollectiveKind::BROADCAST, 7, rank, n, src, count, count};
             verify_collective(k, recv.as<float>(), wrong, comm.stream());
-            unsigned long long w = 0;
-            CHECK_CUDA(cudaMemcpyAsync(&w, wrong, sizeof(w), cudaMemcpyDeviceToHost, comm.stream()));
+            CHECK_CUDA(cudaMemcpyAsync(wrong_host, wrong, sizeof(*wrong_host), cudaMemcpyDeviceToHost, comm.stream()));
             comm.wait(timeout);
-            bad = static_cast<std::int64_t>(w);
+            bad = static_cast<std::int64_t>(*wrong_host);
           }
         } catch (const HarnessError& e) {
           error = e.what();

@@ -99,7 +99,7 @@ def main():
     if main_doc:
         n = max([c["nranks"] for c in main_doc.get("collectives", [])] or [0])
         print("\n== busbw GB/s, %d ranks, out-of-place: harness | nccl-tests | difference" % n)
-        header = "%-15s" % "op" + "".join("%22s" % human(s) for s in SIZES)
+        header = "%-15s" % "op" + "".join("%24s" % human(s) for s in SIZES)
         print(header)
         worst = 0.0
         for op in OPS:
@@ -113,10 +113,10 @@ def main():
                 if hv is not None and tv:
                     d = 100.0 * (hv - tv) / tv
                     worst = max(worst, abs(d))
-                    cells.append("%7.1f|%7.1f|%+5.1f%%" % (hv, tv, d))
+                    cells.append("%7.1f %7.1f %+6.1f%%" % (hv, tv, d))
                 else:
-                    cells.append("%7s|%7s|%6s" % (fmt(hv), fmt(tv), ""))
-            print("%-15s" % op + "".join("%22s" % c for c in cells))
+                    cells.append("%7s %7s %7s" % (fmt(hv), fmt(tv), ""))
+            print("%-15s" % op + "".join("%24s" % c for c in cells))
         if logdir:
             verdict = "OK" if worst <= 3.0 else "ABOVE 3%"
             print("largest |harness - nccl-tests| at the sizes above: %.1f%% (%s)" % (worst, verdict))
