@@ -80,6 +80,10 @@ say "$NGPU GPU(s), sm_$ARCH"
 
 CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release -DCLUSTERSIM_CUDA_ARCHS="$ARCH" -DCLUSTERSIM_HARNESS_NATIVE=ON
             -DCLUSTERSIM_NCCL_HOME="$NCCL_HOME" -DCLUSTERSIM_HARNESS_MPI=OFF)
+if ! command -v nvcc >/dev/null && [ -x "$CUDA_HOME/bin/nvcc" ]; then
+  export PATH="$CUDA_HOME/bin:$PATH"
+fi
+command -v nvcc >/dev/null && CMAKE_ARGS+=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
 # cuDNN attention needs the header-only cuDNN frontend; it is used when one of these holds it.
 for fe in "${CUDNN_FRONTEND_INCLUDE:-}" "$REPO/third_party_fetch/cudnn-frontend/include"; do
   if [ -n "$fe" ] && [ -f "$fe/cudnn_frontend.h" ]; then
