@@ -46,5 +46,6 @@ void add_hardware_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
+void add_calibrate_command(CLI::App& app, Context& ctx);
 
 }  // namespace clustersim::cli
