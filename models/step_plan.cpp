@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "models/layer_ops.hpp"
 #include "models/parameter_tensors.hpp"
@@ -68,10 +69,18 @@ PassItem comm_item(int comm, int beside, std::string name) {
   return it;
 }
 
+// Kernels with their times, built once per plan: every stage's layers of one kind run the same
+// kernels (layer_ops.hpp depends on the layer only through whether it is a MoE layer).
+struct OpsCache {
+  std::map<int, LayerOps> layers;  // key: 1 for a MoE layer, 0 for a dense one
+  std::map<int, LayerCommSizes> comm;  // the same key
+  std::optional<LayerOps> embedding, head;
+};
+
 class StageBuilder {
  public:
-  StageBuilder(const PlanInputs& in, PredictorCache& cache, StepPlan& plan, int stage)
-      : in_(in), cache_(cache), plan_(plan), L_(in.training.layout()) {
+  StageBuilder(const PlanInputs& in, PredictorCache& cache, StepPlan& plan, int stage, OpsCache& ops)
+      : in_(in), cache_(cache), plan_(plan), L_(in.training.layout()), ops_(ops) {
     st_.stage = stage;
     st_.rank = in.grid.stage_rank(stage);
   }
@@ -310,9 +319,18 @@ class StageBuilder {
     return in_.compute.time(chunk) * splits;
   }
 
-  UnitPass make_pass(LayerOps ops, const LayerCommSizes& c, bool moe_layer) {
-    in_.compute.annotate(ops.forward);
-    in_.compute.annotate(ops.backward);
+  const LayerOps& layer_ops(std::int64_t layer, bool moe) {
+    auto it = ops_.layers.find(moe ? 1 : 0);
+    if (it == ops_.layers.end()) {
+      LayerOps ops = in_.training.layer_ops(layer);
+      in_.compute.annotate(ops.forward);
+      in_.compute.annotate(ops.backward);
+      it = ops_.layers.emplace(moe ? 1 : 0, std::move(ops)).first;
+    }
+    return it->second;
+  }
+
+  UnitPass make_pass(const LayerOps& ops, const LayerCommSizes& c, bool moe_layer) {
     UnitPass p;
     p.forward = items_of(ops.forward, 0, ops.forward.size(), false, c, moe_layer);
     // Full recomputation replays the whole forward (with its collectives) at the head of the
@@ -334,9 +352,12 @@ class StageBuilder {
   }
 
   UnitPass embedding_pass(const StageCommSizes& sc) {
-    LayerOps ops = LayerOpBuilder(in_.model, L_, in_.training.training()).embedding();
-    in_.compute.annotate(ops.forward);
-    in_.compute.annotate(ops.backward);
+    if (!ops_.embedding) {
+      ops_.embedding = LayerOpBuilder(in_.model, L_, in_.training.training()).embedding();
+      in_.compute.annotate(ops_.embedding->forward);
+      in_.compute.annotate(ops_.embedding->backward);
+    }
+    const LayerOps& ops = *ops_.embedding;
     UnitPass p;
     Duration f, b;
     for (const auto& op : ops.forward) f += op.time;
@@ -355,9 +376,12 @@ class StageBuilder {
   }
 
   UnitPass head_pass(const StageCommSizes& sc) {
-    LayerOps ops = LayerOpBuilder(in_.model, L_, in_.training.training()).head();
-    in_.compute.annotate(ops.forward);
-    in_.compute.annotate(ops.backward);
+    if (!ops_.head) {
+      ops_.head = LayerOpBuilder(in_.model, L_, in_.training.training()).head();
+      in_.compute.annotate(ops_.head->forward);
+      in_.compute.annotate(ops_.head->backward);
+    }
+    const LayerOps& ops = *ops_.head;
     UnitPass p;
     const bool sp = L_.sequence_parallel() && L_.tp() > 1;
     const Bytes act = sc.head_tp_activation.count() > 0 ? sc.head_tp_activation : sc.embedding_tp_activation;
@@ -414,10 +438,12 @@ class StageBuilder {
       }
       for (std::int64_t layer : L_.layers_of(st_.stage, v)) {
         const bool moe = in_.model.is_moe_layer(layer);
-        const LayerCommSizes c = in_.training.layer_comm(layer);
+        auto cit = ops_.comm.find(moe ? 1 : 0);
+        if (cit == ops_.comm.end()) cit = ops_.comm.emplace(moe ? 1 : 0, in_.training.layer_comm(layer)).first;
+        const LayerCommSizes& c = cit->second;
         auto it = layer_pass.find(moe);
         if (it == layer_pass.end()) {
-          st_.passes.push_back(make_pass(in_.training.layer_ops(layer), c, moe));
+          st_.passes.push_back(make_pass(layer_ops(layer, moe), c, moe));
           it = layer_pass.emplace(moe, static_cast<int>(st_.passes.size() - 1)).first;
         }
         UnitPlan u;
@@ -605,6 +631,7 @@ class StageBuilder {
   PredictorCache& cache_;
   StepPlan& plan_;
   const ParallelLayout& L_;
+  OpsCache& ops_;
   StagePlan st_;
   int g_tp_ = -1, g_cp_ = -1, g_ep_ = -1, g_dp_ = -1, g_edp_ = -1, g_next_ = -1, g_prev_ = -1, g_tied_ = -1;
 };
@@ -619,7 +646,8 @@ StepPlan build_step_plan(const PlanInputs& in, PredictorCache& cache) {
   plan.micro_batches = L.num_micro_batches();
   plan.schedule = L.schedule();
   plan.blocking_p2p = L.vp() == 1;
-  for (int s = 0; s < L.pp(); ++s) plan.stages.push_back(StageBuilder(in, cache, plan, s).build());
+  OpsCache ops;
+  for (int s = 0; s < L.pp(); ++s) plan.stages.push_back(StageBuilder(in, cache, plan, s, ops).build());
   return plan;
 }
 
