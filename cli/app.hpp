@@ -47,5 +47,7 @@ void add_simulate_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
+// `validate training` (cli/validate_training.cpp), added to the validate subcommand.
+void add_validate_training(CLI::App& validate, Context& ctx);
 
 }  // namespace clustersim::cli

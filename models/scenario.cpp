@@ -72,6 +72,9 @@ TrainingSpec read_training(ValueReader v) {
                                    : s == "selective" ? Checkpointing::SELECTIVE
                                                       : Checkpointing::NONE;
     }
+    if (auto p = o.maybe("attention")) {
+      t.attention_kernel = p->as_choice({"flash", "unfused"}) == "unfused" ? AttentionKernel::UNFUSED : AttentionKernel::FLASH;
+    }
     if (auto p = o.maybe("tokens")) t.tokens = p->as_number({.min = 0, .max = 1e18, .min_exclusive = true});
     if (auto ft = o.maybe("fine_tuning")) {
       ft->read_object([&](ObjectReader& f) {
@@ -149,6 +152,7 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
                                         : PipelineSchedule::INTERLEAVED_1F1B;
   }
   p.virtual_stages = static_cast<int>(o.get_or("virtual_stages", 1, {.min = 1, .max = 1024}));
+  p.uneven_pipeline = o.get_or("uneven_pipeline", false);
   if (auto off = o.maybe("offload")) {
     off->read_object([&](ObjectReader& x) {
       if (auto a = x.maybe("optimizer")) p.offload_optimizer = offload_from(*a);
