@@ -225,7 +225,8 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   if (auto s = top.maybe("gemm")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"name", "transa", "transb", "tflops"});
+        o.allow({"name", "transa", "transb", "tflops", "fast_accum", "gpu", "gpu_name", "iters", "max_rel_error",
+                 "model", "pass", "tokens", "tp"});
         GemmPoint g;
         g.dtype = precision_of(o.at("dtype").as_choice({"bf16", "fp16", "fp8", "fp32", "tf32"}));
         g.m = static_cast<double>(o.at("m").as_int({.min = 1, .max = 1LL << 40}));
@@ -239,7 +240,7 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   if (auto s = top.maybe("attention")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"impl", "tflops"});
+        o.allow({"impl", "tflops", "cudnn_version", "gpu", "gpu_name", "layout", "max_rel_error", "model", "tp"});
         const std::string dtype = o.at("dtype").as_choice({"bf16", "fp16", "fp8"});
         const double b = static_cast<double>(o.at("batch").as_int({.min = 1, .max = 1LL << 30}));
         const double heads = static_cast<double>(o.at("heads").as_int({.min = 1, .max = 1LL << 20}));
@@ -264,18 +265,20 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   if (auto s = top.maybe("memory")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"bandwidth_GBps"});
+        o.allow({"bandwidth_GBps", "buffer_bytes", "check", "gpu", "gpu_name", "iters"});
         MemoryPoint mp;
-        mp.kernel = o.at("kernel").as_choice({"copy", "read", "write", "elementwise"});
+        mp.kernel = o.at("kernel").as_choice({"copy", "read", "write", "elementwise", "cuda_memcpy"});
         mp.bytes = o.at("bytes_moved").as_number(kPositive);
         mp.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        mems.push_back(mp);
+        // cudaMemcpy's copy-engine path is not a kernel the model times; kept as a reference only.
+        if (mp.kernel != "cuda_memcpy") mems.push_back(mp);
       });
     }
   }
   if (auto s = top.maybe("host")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
+        o.allow({"iters", "concurrent", "numa_bound", "numa_node", "per_gpu_GBps", "aggregate_GBps"});
         HostPoint h;
         h.h2d = o.at("direction").as_choice({"h2d", "d2h"}) == "h2d";
         h.pinned = o.at("pinned").as_bool();
@@ -291,7 +294,7 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   if (auto s = top.maybe("cpu_adam")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"params_per_second"});
+        o.allow({"params_per_second", "bytes_per_param", "hardware_threads", "steps", "vector_isa"});
         AdamPoint a;
         a.threads = static_cast<double>(o.at("threads").as_int({.min = 1, .max = 1 << 20}));
         a.params = o.at("params").as_number(kPositive);

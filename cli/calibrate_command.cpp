@@ -67,8 +67,10 @@ void summarize(const calibrate::CalibrationResults& r, std::ostream& out) {
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, Context& ctx) {
-  auto* cal = app.add_subcommand("calibrate", "Calibration results: import nccl-tests logs, check harness results");
+  auto* cal = app.add_subcommand("calibrate",
+                                 "Calibration: fit a profile to results, import nccl-tests logs, check harness results");
   cal->require_subcommand(1);
+  add_calibrate_fit(*cal, ctx);
 
   auto args = std::make_shared<ImportArgs>();
   auto* imp = cal->add_subcommand("import-nccl-tests",
