@@ -44,5 +44,7 @@ class Context {
 // One function per subcommand file: adds the subcommand and its callback to `app`.
 void add_hardware_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
+void add_plan_command(CLI::App& app, Context& ctx);
+void add_report_command(CLI::App& app, Context& ctx);
 
 }  // namespace clustersim::cli
