@@ -293,6 +293,30 @@ struct Expander {
   }
 };
 
+// Neutral values for a structure check of the plan's scenario sections: one GPU, no splits.
+Json neutral_value(int level, const PlanChoice* c, const std::vector<PlanSystem>& systems) {
+  switch (level) {
+    case SYSTEM: return systems.front().name;
+    case GPN:
+    case NODES:
+    case GBS:
+    case MBS:
+    case TP:
+    case CP:
+    case PP:
+    case DP:
+    case EP:
+    case VP: return std::int64_t{1};
+    case ZERO: return std::int64_t{0};
+    case SCHEDULE: return "1f1b";
+    case SP: return false;
+    case RECOMPUTE: return "none";
+    case OFFLOAD: return Json();
+    default: break;
+  }
+  return c && !c->is_auto && !c->values.empty() ? c->values.front() : Json();
+}
+
 struct LeafResult {
   std::optional<LayoutCandidate> candidate;
   std::string reason;  // rejected: why
@@ -388,7 +412,7 @@ std::string layout_label(const Scenario& s, bool with_data) {
   if (p.expert > 1) out += " EP" + std::to_string(p.expert);
   if (with_data) out += " DP" + std::to_string(p.data);
   if (p.framework == Framework::MEGATRON) {
-    if (p.zero_stage == 1) out += " distopt";
+    if (p.megatron.distributed_optimizer) out += " distopt";  // what the memory model shards by
   } else if (p.zero_stage > 0) {
     out += " ZeRO-" + std::to_string(p.zero_stage);
   }
@@ -452,6 +476,35 @@ SearchSpace enumerate_layouts(const PlanSpec& plan, const hardware::Catalog& cat
       throw InputError(plan.file, e.where().empty() ? where : e.where(), e.message());
     }
     space.systems.push_back(std::move(ps));
+  }
+
+  // The scenario sections on their own, with neutral values in the choice fields: a typo or a missing
+  // key is the plan's error, not a rejected combination.
+  {
+    Json probe = plan.scenario_template;
+    for (int i = 0; i < FIXED_LEVELS; ++i) {
+      const PlanChoice* c = plan.choice(kPointers[i]);
+      const bool required = i == SYSTEM || i == NODES || i == SEQ || i == GBS;
+      if (!c && required) continue;  // the scenario reader reports it, with a typo's suggestion
+      const Json v = neutral_value(i, c, space.systems);
+      if (!v.is_null()) probe[Json::json_pointer(kPointers[i])] = v;
+    }
+    for (const auto& c : plan.choices) {
+      if (c.pointer.rfind("/nccl/env/", 0) == 0) probe[Json::json_pointer(c.pointer)] = c.values.front();
+    }
+    try {
+      (void)read_scenario(JsonDocument(probe, plan.file), plan.base_dir);
+    } catch (const InputError& e) {
+      if (!is_combination_pointer(e.where(), plan)) throw;
+    }
+  }
+
+  if (plan.checkpoint) {
+    try {
+      (void)catalog.storage(plan.checkpoint->storage);
+    } catch (const InputError& e) {
+      throw InputError(plan.file, plan.checkpoint->storage_pointer, e.message());
+    }
   }
 
   Expander ex{plan, space.model, space.systems, {}, {}, plan.search.max_combinations, {}, {}, 0};

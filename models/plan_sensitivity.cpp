@@ -14,6 +14,25 @@ namespace {
 
 std::string fmt(double v, int digits = 3) { return format_significant(v, digits); }
 
+std::string fabric_name(const hardware::FabricSpec* f) {
+  if (!f) return "network";
+  switch (f->kind) {
+    case hardware::FabricKind::EFA: return "EFA";
+    case hardware::FabricKind::INFINIBAND: return "InfiniBand";
+    case hardware::FabricKind::ROCE: return "RoCE";
+    case hardware::FabricKind::ETHERNET: return "Ethernet";
+  }
+  return "network";
+}
+
+// Error text without the scratch directory's (random) name, so output stays byte-identical.
+std::string without_scratch(std::string text, const std::filesystem::path& scratch) {
+  const std::string dir = scratch.string();
+  if (dir.empty()) return text;
+  for (auto pos = text.find(dir); pos != std::string::npos; pos = text.find(dir)) text.replace(pos, dir.size(), "(scratch)");
+  return text;
+}
+
 struct Perturbation {
   SensitivityRow row;
   Scenario scenario;
@@ -32,6 +51,11 @@ double write_scaled_profile(const hardware::CalibrationProfile* base, const hard
   std::vector<hardware::ProfileParameter> params;
   hardware::ProfileProvenance prov;
   std::string profile_name = "derived";
+  if (!base) {
+    prov.machine = "none: defaults derived from the catalog";
+    prov.gpu = gpu.name;
+    prov.gpu_count = 1;
+  }
   if (base) {
     prov = base->provenance();
     profile_name = base->name();
@@ -68,8 +92,7 @@ std::vector<SensitivityRow> run_sensitivity(const SensitivityContext& ctx) {
     Perturbation p;
     p.scenario = layout.scenario;
     const double f = spec.nic_bandwidth_factor;
-    const std::string fabric =
-        sys.node.fabric ? std::string(hardware::to_string(sys.node.fabric->kind)) : std::string("network");
+    const std::string fabric = fabric_name(sys.node.fabric);
     p.row.key = "nic_bandwidth_x" + fmt(f);
     if (sys.node.nics() == 0) {
       p.row.label = "NIC bandwidth x" + fmt(f);
@@ -129,7 +152,7 @@ std::vector<SensitivityRow> run_sensitivity(const SensitivityContext& ctx) {
     try {
       estimates[i] = ctx.evaluate(ps[i].scenario, fidelity);
     } catch (const std::exception& e) {
-      errors[i] = e.what();
+      errors[i] = without_scratch(e.what(), ctx.scratch_dir);
     }
   });
 
