@@ -46,6 +46,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   add_simulate_command(app, ctx);
   add_plan_command(app, ctx);
   add_report_command(app, ctx);
+  add_collective_command(app, ctx);
+  add_validate_command(app, ctx);
   try {
     app.parse(argc, argv);
     return 0;

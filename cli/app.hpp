@@ -46,5 +46,7 @@ void add_hardware_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
 void add_plan_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);
+void add_collective_command(CLI::App& app, Context& ctx);
+void add_validate_command(CLI::App& app, Context& ctx);
 
 }  // namespace clustersim::cli

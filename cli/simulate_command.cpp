@@ -1,30 +1,223 @@
-// clustersim simulate SCENARIO.json: one training step of a model on a cluster under a layout.
+// clustersim simulate SCENARIO.json [--format text|json] [--trace FILE] [--fidelity event|fast]
+//     [--require-fit]
+// One training step of a model on a cluster under a layout (DESIGN.md "clustersim simulate"):
+// step time, tokens/s, MFU, where the time goes, the collectives, the memory peak and whether it
+// fits, with the uncertainty band and the provenance of every parameter used.
+//
+// A layout that does not fit in GPU memory is still simulated: exit 0, "fits_in_memory": false
+// and a warning saying by how much; --require-fit makes that an input error (exit 2).
+// --trace writes a Perfetto (Chrome JSON) trace of the event simulation: one process per
+// simulated rank (one per pipeline stage), one thread per stream, arrows for pipeline sends and
+// for the gradient collectives their backward kernels start.
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/app.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
 #include "models/scenario.hpp"
+#include "models/step_model.hpp"
+#include "reports/perfetto_trace.hpp"
+#include "reports/text_table.hpp"
 
 namespace clustersim::cli {
 
+namespace {
+
+struct SimulateArgs {
+  std::string file;
+  std::string format = "text";
+  std::string trace;
+  std::string fidelity = "event";
+  bool require_fit = false;
+};
+
+constexpr int kSchemaVersion = 1;
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string gib(Bytes b) { return fixed(b.as_double() / (1024.0 * 1024 * 1024), 2) + " GiB"; }
+
+std::string seconds(double s) {
+  if (s >= 1) return fixed(s, 3) + " s";
+  if (s >= 1e-3) return fixed(s * 1e3, 2) + " ms";
+  return fixed(s * 1e6, 1) + " us";
+}
+
+nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e) {
+  using nlohmann::json;
+  json j;
+  j["schema_version"] = kSchemaVersion;
+  j["scenario"] = s.name;
+  j["fidelity"] = std::string(models::to_string(e.fidelity));
+  j["step_time_s"] = e.step_time_s;
+  j["tokens_per_step"] = e.tokens_per_step;
+  j["tokens_per_s"] = e.tokens_per_s;
+  j["model_flops_per_step"] = e.model_flops_per_step;
+  j["mfu"] = e.mfu;
+  j["breakdown"] = {{"compute_s", e.breakdown.compute_s},
+                    {"exposed_comm_s", e.breakdown.exposed_comm_s},
+                    {"pipeline_bubble_s", e.breakdown.pipeline_bubble_s},
+                    {"optimizer_s", e.breakdown.optimizer_s},
+                    {"offload_s", e.breakdown.offload_s}};
+  j["memory"] = {{"peak_bytes", e.memory.peak.count()},
+                 {"weights_bytes", e.memory.weights.count()},
+                 {"gradients_bytes", e.memory.gradients.count()},
+                 {"optimizer_state_bytes", e.memory.optimizer_state.count()},
+                 {"activations_bytes", e.memory.activations.count()},
+                 {"buffers_bytes", e.memory.buffers.count()},
+                 {"usable_bytes", e.memory.usable.count()},
+                 {"shortfall_bytes", e.memory.shortfall.count()},
+                 {"host_bytes_per_node", e.memory.host_bytes.count()}};
+  j["fits_in_memory"] = e.memory.fits;
+  j["uncertainty"] = {{"low_s", e.low_s}, {"high_s", e.high_s}};
+  json comms = json::array();
+  for (const auto& c : e.comms) {
+    comms.push_back({{"name", c.name},
+                     {"group", c.group},
+                     {"algorithm", c.algorithm},
+                     {"transport", c.transport},
+                     {"calls", c.calls},
+                     {"bytes", c.bytes.count()},
+                     {"time_s", c.time_s},
+                     {"exposed_s", c.exposed_s}});
+  }
+  j["comms"] = comms;
+  j["bottleneck"] = e.bottleneck;
+  json params = json::array();
+  for (const auto& p : e.parameters) {
+    params.push_back({{"name", p.name},
+                      {"value", p.value},
+                      {"text", p.text},
+                      {"calibrated", p.calibrated},
+                      {"provenance", p.provenance},
+                      {"uncertainty", p.uncertainty}});
+  }
+  j["parameters"] = params;
+  j["warnings"] = e.warnings;
+  return j;
+}
+
+std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
+  std::ostringstream o;
+  const double T = e.step_time_s;
+  auto pct = [&](double v) { return T > 0 ? fixed(100 * v / T, 1) + "%" : std::string("-"); };
+  o << "Scenario:        " << s.name << " (" << models::to_string(e.fidelity) << " simulation)\n";
+  o << "Step time:       " << seconds(T) << "  (band " << seconds(e.low_s) << " - " << seconds(e.high_s) << ")\n";
+  o << "Tokens/step:     " << e.tokens_per_step << "\n";
+  o << "Throughput:      " << fixed(e.tokens_per_s, 0) << " tokens/s\n";
+  o << "MFU:             " << fixed(100 * e.mfu, 1) << "%\n";
+  o << "\nWhere the time goes (critical rank):\n";
+  reports::TextTable bt({"part", "time", "share"});
+  bt.add_row({"compute", seconds(e.breakdown.compute_s), pct(e.breakdown.compute_s)});
+  bt.add_row({"exposed communication", seconds(e.breakdown.exposed_comm_s), pct(e.breakdown.exposed_comm_s)});
+  bt.add_row({"pipeline bubble", seconds(e.breakdown.pipeline_bubble_s), pct(e.breakdown.pipeline_bubble_s)});
+  bt.add_row({"optimizer", seconds(e.breakdown.optimizer_s), pct(e.breakdown.optimizer_s)});
+  bt.add_row({"offload", seconds(e.breakdown.offload_s), pct(e.breakdown.offload_s)});
+  bt.write(o);
+  if (!e.comms.empty()) {
+    o << "\nCollectives (critical rank, whole step):\n";
+    reports::TextTable ct({"collective", "group", "transport", "algorithm", "calls", "bytes", "busy", "exposed"});
+    for (const auto& c : e.comms) {
+      ct.add_row({c.name, c.group, c.transport, c.algorithm, std::to_string(c.calls), gib(c.bytes), seconds(c.time_s),
+                  seconds(c.exposed_s)});
+    }
+    ct.write(o);
+  }
+  o << "\nBottleneck:      " << e.bottleneck << "\n";
+  o << "\nMemory per GPU (largest stage): " << gib(e.memory.peak) << " of " << gib(e.memory.usable)
+    << (e.memory.fits ? " - fits" : " - DOES NOT FIT (short by " + gib(e.memory.shortfall) + ")") << "\n";
+  reports::TextTable mt({"weights", "gradients", "optimizer state", "activations", "buffers"});
+  mt.add_row({gib(e.memory.weights), gib(e.memory.gradients), gib(e.memory.optimizer_state), gib(e.memory.activations),
+              gib(e.memory.buffers)});
+  mt.write(o);
+  if (e.memory.host_bytes.count() > 0) o << "Host memory per node (offloaded state): " << gib(e.memory.host_bytes) << "\n";
+  int calibrated = 0;
+  for (const auto& p : e.parameters) calibrated += p.calibrated ? 1 : 0;
+  o << "\nParameters: " << e.parameters.size() << " used, " << calibrated << " calibrated (--format json lists them)\n";
+  for (const auto& w : e.warnings) o << "warning: " << w << "\n";
+  return o.str();
+}
+
+// The executed task graph as a Perfetto trace.
+void write_trace(const std::string& path, const models::Scenario& s, const models::StepTimeline& tl) {
+  reports::PerfettoTrace trace;
+  trace.set_metadata("scenario", s.name);
+  trace.set_metadata("generator", "clustersim simulate");
+  const auto& g = tl.graph;
+  for (std::size_t r = 0; r < tl.rank_names.size(); ++r) trace.add_process(static_cast<int>(r), tl.rank_names[r]);
+  std::vector<bool> used(g.stream_count(), false);
+  for (sim::exec::TaskId t = 0; t < g.size(); ++t) {
+    if (g.work(t) != sim::exec::WorkKind::MARKER) used[g.stream_of(t)] = true;
+  }
+  for (std::uint32_t st = 0; st < g.stream_count(); ++st) {
+    if (used[st]) trace.add_thread(g.stream(st).rank, g.stream(st).index, g.stream(st).name);
+  }
+  for (sim::exec::TaskId t = 0; t < g.size(); ++t) {
+    if (g.work(t) == sim::exec::WorkKind::MARKER) continue;
+    const auto& tm = tl.timings[t];
+    const auto& st = g.stream(g.stream_of(t));
+    const Duration start = tm.ready.since_start();
+    const Duration dur = tm.end - tm.ready;
+    reports::TraceArgs args;
+    if (g.work(t) == sim::exec::WorkKind::TRANSFER) {
+      args.add({"flows", static_cast<std::int64_t>(g.flows(t).size())});
+      args.add({"wire_bytes", g.flow_bytes(t).count()});
+    }
+    trace.slice(st.rank, st.index, g.name(t), g.category(t), start, dur, args);
+  }
+  for (const auto& [from, to] : tl.arrows) {
+    const auto& a = g.stream(g.stream_of(from));
+    const auto& b = g.stream(g.stream_of(to));
+    const Duration ta = tl.timings[from].ready.since_start();
+    Duration tb = tl.timings[to].ready.since_start();
+    if (tb < ta) tb = ta;
+    if (g.work(from) == sim::exec::WorkKind::MARKER || g.work(to) == sim::exec::WorkKind::MARKER) continue;
+    trace.flow({a.rank, a.index, ta}, {b.rank, b.index, tb}, g.category(from) == std::string_view("pipeline") ? "send" : "collective");
+  }
+  trace.write(path);
+}
+
+}  // namespace
+
 void add_simulate_command(CLI::App& app, Context& ctx) {
   auto* sim = app.add_subcommand("simulate", "Simulate one training step of a scenario (step time, breakdown, memory)");
-  auto file = std::make_shared<std::string>();
-  auto format = std::make_shared<std::string>("text");
-  auto trace = std::make_shared<std::string>();
-  sim->add_option("SCENARIO", *file, "Scenario JSON file")->required();
-  sim->add_option("--format", *format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  sim->add_option("--trace", *trace, "Write a Perfetto (Chrome JSON) trace to this file");
-  sim->callback([&ctx, file]() {
-    const models::Scenario s = models::load_scenario(*file);
-    try {
-      (void)hardware::resolve_node(ctx.catalog(), s.cluster.system);
-    } catch (const InputError& e) {
-      throw InputError(s.file, "/cluster/system", e.message());
+  auto a = std::make_shared<SimulateArgs>();
+  sim->add_option("SCENARIO", a->file, "Scenario JSON file")->required();
+  sim->add_option("--format", a->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  sim->add_option("--trace", a->trace, "Write a Perfetto (Chrome JSON) trace of the event simulation to this file");
+  sim->add_option("--fidelity", a->fidelity, "event (task graph on the event simulator, default) or fast (closed form)")
+      ->check(CLI::IsMember({"event", "fast"}));
+  sim->add_flag("--require-fit", a->require_fit, "Exit 2 when the layout does not fit in GPU memory");
+  sim->callback([&ctx, a]() {
+    const models::Scenario s = models::load_scenario(a->file);
+    const models::Fidelity fidelity = a->fidelity == "fast" ? models::Fidelity::FAST : models::Fidelity::EVENT;
+    if (!a->trace.empty() && fidelity == models::Fidelity::FAST) {
+      throw InputError("", "--trace", "a trace needs the event simulation (--fidelity event)");
     }
-    throw RuntimeError("scenario '" + s.name + "' is valid, but the training-step simulation is not built yet");
+    models::StepSimulator simulator(ctx.catalog());
+    models::StepTimeline timeline;
+    models::StepRunOptions options;
+    if (!a->trace.empty()) options.timeline = &timeline;
+    const models::StepEstimate e = simulator.estimate(s, fidelity, options);
+    if (a->require_fit && !e.memory.fits) {
+      throw InputError(s.file, "/parallelism",
+                       "the layout does not fit in GPU memory: peak " + gib(e.memory.peak) + " per GPU, usable " +
+                           gib(e.memory.usable) + ", short by " + gib(e.memory.shortfall));
+    }
+    if (!a->trace.empty()) write_trace(a->trace, s, timeline);
+    if (a->format == "json") {
+      ctx.out << to_json(s, e).dump(2) << "\n";
+    } else {
+      ctx.out << to_text(s, e);
+    }
   });
 }
 

@@ -1,0 +1,192 @@
+// clustersim validate collectives: predictions beside published (and this project's) nccl-tests
+// measurements, per set: every point's measurement (the expectation) with the prediction and the
+// error, then the median and worst absolute time error over sizes of 64 KB and more.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "hardware/calibration_profile.hpp"
+#include "hardware/catalog.hpp"
+#include "hardware/embedded_file.hpp"
+#include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
+#include "reports/text_table.hpp"
+#include "sim/nccl/collective_validation.hpp"
+
+namespace clustersim::cli {
+
+std::span<const EmbeddedFile> builtin_validation_files();  // generated from tests/validation/data/*
+
+namespace {
+
+namespace nc = sim::nccl;
+
+struct ValidateArgs {
+  std::vector<std::string> results;
+  std::string system;
+  std::string data_dir;
+  std::string calibration;
+  std::string format = "text";
+  bool check = false;
+};
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(p.string(), "", "cannot read the file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string data_file(const ValidateArgs& a, const std::string& name) {
+  if (!a.data_dir.empty()) return read_text(std::filesystem::path(a.data_dir) / name);
+  for (const auto& f : builtin_validation_files()) {
+    if (f.path == name) return std::string(f.text);
+  }
+  throw RuntimeError("validation data file '" + name + "' is not built in");
+}
+
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * v);
+  return buf;
+}
+std::string pct_abs(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
+  return buf;
+}
+std::string num(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+void run_validate(Context& ctx, const ValidateArgs& a) {
+  std::vector<nc::ValidationSet> sets = nc::load_published_sets(
+      data_file(a, "collective_sets.json"), "collective_sets.json", [&](const std::string& n) { return data_file(a, n); });
+  const auto thresholds = nc::load_thresholds(data_file(a, "collective_thresholds.json"), "collective_thresholds.json");
+  for (const auto& path : a.results) {
+    const JsonDocument doc = load_json_file(path);
+    auto more = nc::load_results_sets(doc.json(), path, ctx.catalog(), a.system);
+    for (auto& s : more) sets.push_back(std::move(s));
+  }
+  std::optional<hardware::CalibrationProfile> profile;
+  if (!a.calibration.empty()) {
+    profile = std::filesystem::exists(a.calibration) ? hardware::CalibrationProfile::load(a.calibration)
+                                                     : hardware::CalibrationProfile::builtin(a.calibration);
+  }
+  std::vector<nc::SetResult> results;
+  for (const auto& s : sets) results.push_back(nc::run_validation(s, ctx.catalog(), profile ? &*profile : nullptr));
+
+  bool breach = false;
+  std::ostringstream out;
+  if (a.format == "json") {
+    nlohmann::json j;
+    j["schema_version"] = 1;
+    j["kind"] = "clustersim-collective-validation";
+    j["counted_from_bytes"] = nc::kCountedFromBytes;
+    nlohmann::json js = nlohmann::json::array();
+    for (const auto& r : results) {
+      nlohmann::json s;
+      s["name"] = r.set->name;
+      s["description"] = r.set->description;
+      s["provenance"] = r.set->provenance;
+      s["nccl_version"] = r.set->nccl_version;
+      s["counted_points"] = r.counted;
+      s["median_abs_error"] = r.median_abs_error;
+      s["worst_abs_error"] = r.worst_abs_error;
+      if (auto t = thresholds.find(r.set->name); t != thresholds.end()) {
+        s["threshold"] = {{"median_abs_error", t->second.median_abs_error}, {"worst_abs_error", t->second.worst_abs_error}};
+        const bool over = r.median_abs_error > t->second.median_abs_error || r.worst_abs_error > t->second.worst_abs_error;
+        s["within_threshold"] = !over;
+        breach = breach || over;
+      }
+      nlohmann::json pts = nlohmann::json::array();
+      for (const auto& p : r.points) {
+        pts.push_back({{"system", p.point.system},
+                       {"nodes", p.point.nodes},
+                       {"op", std::string(nc::to_string(p.point.op))},
+                       {"size_bytes", p.point.size.count()},
+                       {"measured_time_us", p.point.measured_time_us},
+                       {"measured_busbw_GBps", p.point.measured_busbw_GBps},
+                       {"predicted_time_us", p.prediction.time.microseconds()},
+                       {"predicted_busbw_GBps", p.prediction.busbw_GBps},
+                       {"error", p.error},
+                       {"counted", p.counted},
+                       {"algo", std::string(nc::to_string(p.prediction.algorithm))},
+                       {"proto", std::string(nc::to_string(p.prediction.protocol))},
+                       {"channels", p.prediction.channels}});
+      }
+      s["points"] = pts;
+      js.push_back(s);
+    }
+    j["sets"] = js;
+    out << j.dump(2) << '\n';
+  } else {
+    using Align = reports::TextTable::Align;
+    for (const auto& r : results) {
+      out << "== " << r.set->name << ": " << r.set->description << "\n";
+      out << "   source: " << r.set->provenance << "\n";
+      out << "   conditions: NCCL " << r.set->nccl_version << ", " << r.set->gpus_per_node << " GPUs per node, -g "
+          << r.set->gpus_per_thread << ", -n " << r.set->iters;
+      for (const auto& [k, v] : r.set->env) out << ", " << k << "=" << v;
+      out << "\n";
+      reports::TextTable t({"system", "nodes", "op", "size (B)", "expected us", "predicted us", "error", "busbw meas",
+                            "busbw pred", "algo", "proto", "ch"},
+                           {Align::LEFT, Align::RIGHT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
+                            Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT, Align::LEFT, Align::RIGHT});
+      for (const auto& p : r.points) {
+        t.add_row({p.point.system, std::to_string(p.point.nodes), std::string(nc::to_string(p.point.op)),
+                   std::to_string(p.point.size.count()) + (p.counted ? "" : " *"), num(p.point.measured_time_us, 1),
+                   num(p.prediction.time.microseconds(), 1), pct(p.error), num(p.point.measured_busbw_GBps, 1),
+                   num(p.prediction.busbw_GBps, 1), std::string(nc::to_string(p.prediction.algorithm)),
+                   std::string(nc::to_string(p.prediction.protocol)), std::to_string(p.prediction.channels)});
+      }
+      t.write(out, "   ");
+      out << "   |error| over " << r.counted << " points >= 64 KB (* not counted): median " << pct_abs(r.median_abs_error)
+          << ", worst " << pct_abs(r.worst_abs_error);
+      if (auto th = thresholds.find(r.set->name); th != thresholds.end()) {
+        const bool over =
+            r.median_abs_error > th->second.median_abs_error || r.worst_abs_error > th->second.worst_abs_error;
+        breach = breach || over;
+        out << "; recorded thresholds " << pct_abs(th->second.median_abs_error) << " / "
+            << pct_abs(th->second.worst_abs_error) << (over ? "  EXCEEDED" : "  ok");
+      }
+      out << "\n\n";
+    }
+    reports::TextTable s({"set", "points", "median |error|", "worst |error|"},
+                         {Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT});
+    for (const auto& r : results) {
+      s.add_row({r.set->name, std::to_string(r.counted), pct_abs(r.median_abs_error), pct_abs(r.worst_abs_error)});
+    }
+    out << "Summary (time error, sizes >= 64 KB)\n";
+    s.write(out, "  ");
+  }
+  ctx.emit("", out.str());
+  if (a.check && breach) throw RuntimeError("a validation error exceeds its recorded threshold");
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, Context& ctx) {
+  auto* validate = app.add_subcommand("validate", "Compare predictions with measurements");
+  validate->require_subcommand(1);
+  auto args = std::make_shared<ValidateArgs>();
+  auto* coll = validate->add_subcommand("collectives", "NCCL collectives against published and measured nccl-tests results");
+  coll->add_option("--results", args->results, "Calibration results JSON to add as sets (repeatable)");
+  coll->add_option("--system", args->system, "Catalog system of the results files when they name no instance type");
+  coll->add_option("--data", args->data_dir, "Directory with the validation data (default: the built-in copies)")
+      ->check(CLI::ExistingDirectory);
+  coll->add_option("--calibration", args->calibration, "Calibration profile file or built-in name");
+  coll->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  coll->add_flag("--check", args->check, "Exit 1 when an error exceeds its recorded threshold");
+  coll->callback([&ctx, args]() { run_validate(ctx, *args); });
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,282 @@
+#include "models/step_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "hardware/errors.hpp"
+#include "models/compute_model.hpp"
+#include "models/rank_grid.hpp"
+#include "models/step_builder.hpp"
+#include "models/step_fast.hpp"
+#include "models/step_plan.hpp"
+#include "models/training_model.hpp"
+
+namespace clustersim::models {
+
+std::string_view to_string(Fidelity f) { return f == Fidelity::FAST ? "fast" : "event"; }
+
+namespace {
+
+std::string gib(Bytes b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", b.as_double() / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+// Root-mean-square relative uncertainty of the used parameters whose names start with `prefix`.
+double rms_uncertainty(const std::vector<hardware::UsedParameter>& used, std::string_view prefix) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& u : used) {
+    if (u.name.compare(0, prefix.size(), prefix) != 0) continue;
+    sum += u.uncertainty * u.uncertainty;
+    ++n;
+  }
+  return n > 0 ? std::sqrt(sum / n) : 0.0;
+}
+
+void check_batch(const Scenario& s, const ParallelLayout& L) {
+  const std::int64_t per = L.micro_batch() * L.dp();
+  if (s.training.global_batch_size % per != 0) {
+    throw InputError(s.file, "/training/global_batch_size",
+                     "expected a multiple of micro_batch_size x data parallelism = " + std::to_string(L.micro_batch()) +
+                         " x " + std::to_string(L.dp()) + " = " + std::to_string(per) + ", got " +
+                         std::to_string(s.training.global_batch_size));
+  }
+  if (L.vp() > 1 && L.num_micro_batches() % L.pp() != 0) {
+    throw InputError(s.file, "/training/global_batch_size",
+                     "the interleaved schedule needs the micro-batches per step (" +
+                         std::to_string(L.num_micro_batches()) + ") to be a multiple of pipeline = " +
+                         std::to_string(L.pp()) + " (Megatron-LM schedules.py)");
+  }
+}
+
+std::string bottleneck_sentence(const StepEstimate& e, const StepOutcome& o, int stages) {
+  const StepBreakdown& b = e.breakdown;
+  const double T = e.step_time_s;
+  if (T <= 0) return "";
+  struct Part {
+    const char* name;
+    double v;
+  };
+  const Part parts[] = {{"compute", b.compute_s},
+                        {"exposed communication", b.exposed_comm_s},
+                        {"pipeline bubble", b.pipeline_bubble_s},
+                        {"optimizer", b.optimizer_s},
+                        {"offload (host<->device copies)", b.offload_s}};
+  const Part* top = &parts[0];
+  for (const Part& p : parts) {
+    if (p.v > top->v) top = &p;
+  }
+  char buf[512];
+  std::string out;
+  if (top == &parts[1] || b.exposed_comm_s > 0.15 * T) {
+    const CommSummary* worst = nullptr;
+    for (const auto& c : e.comms) {
+      if (worst == nullptr || c.exposed_s > worst->exposed_s) worst = &c;
+    }
+    if (worst != nullptr && worst->exposed_s > 0) {
+      std::snprintf(buf, sizeof buf, "%s-bound: %.0f%% of the step; the most exposed collective is %s on the %s group (%s, %s): %.3g s exposed of %.3g s busy",
+                    top == &parts[1] ? "communication" : top->name, 100 * top->v / T, worst->name.c_str(),
+                    worst->group.c_str(), worst->transport.c_str(), worst->algorithm.c_str(), worst->exposed_s,
+                    worst->time_s);
+      out = buf;
+    }
+  }
+  if (out.empty()) {
+    std::snprintf(buf, sizeof buf, "%s-bound: %.0f%% of the step", top->name, 100 * top->v / T);
+    out = buf;
+    if (stages > 1) out += " (critical stage " + std::to_string(o.critical_stage) + ")";
+  }
+  if (!o.link_note.empty()) out += "; " + o.link_note;
+  return out;
+}
+
+}  // namespace
+
+StepSimulator::StepSimulator(const hardware::Catalog& catalog) : catalog_(catalog) {}
+StepSimulator::~StepSimulator() = default;
+
+StepEvaluator StepSimulator::evaluator() {
+  return [this](const Scenario& s, Fidelity f) { return estimate(s, f); };
+}
+
+const hardware::CalibrationProfile* StepSimulator::profile_for(const Scenario& s, const hardware::NodeSpec& node,
+                                                               std::vector<std::string>& warnings) {
+  std::string key;
+  if (s.calibration.empty() || s.calibration == "default") {
+    if (node.calibration.empty()) {
+      warnings.push_back("no calibration profile is named for " + node.name +
+                         " in the catalog; using catalog-derived defaults (wide uncertainty)");
+      return nullptr;
+    }
+    key = "builtin:" + node.calibration;
+    auto it = profiles_.find(key);
+    if (it != profiles_.end()) return it->second.get();
+    try {
+      auto p = std::make_unique<hardware::CalibrationProfile>(hardware::CalibrationProfile::builtin(node.calibration));
+      return profiles_.emplace(key, std::move(p)).first->second.get();
+    } catch (const InputError&) {
+      warnings.push_back("the catalog names calibration profile '" + node.calibration + "' for " + node.name +
+                         ", which is not built in; using catalog-derived defaults (wide uncertainty)");
+      return nullptr;
+    }
+  }
+  key = "file:" + s.calibration;
+  auto it = profiles_.find(key);
+  if (it != profiles_.end()) return it->second.get();
+  try {
+    auto p = std::make_unique<hardware::CalibrationProfile>(hardware::CalibrationProfile::load(s.calibration));
+    return profiles_.emplace(key, std::move(p)).first->second.get();
+  } catch (const InputError& e) {
+    throw e.located(s.file, "/calibration");
+  }
+}
+
+const TransformerConfig& StepSimulator::model_for(const Scenario& s) {
+  std::string key;
+  switch (s.model.kind) {
+    case ModelRef::Kind::PRESET: key = "preset:" + s.model.preset; break;
+    case ModelRef::Kind::HF_CONFIG: key = "hf:" + s.model.hf_config.string(); break;
+    case ModelRef::Kind::INLINE: key = "inline:" + s.model.inline_fields.dump(); break;
+  }
+  auto it = models_.find(key);
+  if (it != models_.end()) return it->second;
+  return models_.emplace(key, resolve_model(s.model)).first->second;
+}
+
+StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const StepRunOptions& options) {
+  StepEstimate e;
+  e.fidelity = fidelity;
+  hardware::NodeSpec node;
+  try {
+    node = hardware::resolve_node(catalog_, s.cluster.system);
+  } catch (const InputError& err) {
+    throw InputError(s.file, "/cluster/system", err.message());
+  }
+  if (s.cluster.gpus_per_node > node.gpus()) {
+    throw InputError(s.file, "/cluster/gpus_per_node",
+                     "expected at most " + std::to_string(node.gpus()) + " (" + node.name + " has " +
+                         std::to_string(node.gpus()) + " GPUs), got " + std::to_string(s.cluster.gpus_per_node));
+  }
+  if (s.cluster.nodes > 1 && node.fabric == nullptr && !s.cluster.network.fabric) {
+    throw InputError(s.file, "/cluster/nodes",
+                     node.name + " has no network in the catalog: use one node, an instance with a network, or "
+                                 "cluster.network.fabric");
+  }
+  const TransformerConfig& model = model_for(s);
+  TrainingModel tm(model, s.parallelism, s.training, s.file);
+  const ParallelLayout& L = tm.layout();
+  check_batch(s, L);
+  check_gpu_supports(s.training, *node.gpu, s.file);
+
+  const hardware::CalibrationProfile* profile = profile_for(s, node, e.warnings);
+  hardware::ParameterSet params(profile);
+  ComputeModel compute(*node.gpu, params);
+  HostModel host(node, params);
+  RankGrid grid(L, s.parallelism.rank_order, s.cluster.gpus_per_node);
+
+  const PlanInputs in{.scenario = s, .model = model, .training = tm, .node = node, .profile = profile,
+                      .grid = grid, .compute = compute, .host = host, .params = params};
+  const StepPlan plan = build_step_plan(in, predictors_);
+
+  StepOutcome out;
+  if (fidelity == Fidelity::FAST) {
+    out = evaluate_fast(plan);
+  } else {
+    const EventInputs ev{.scenario = s, .catalog = catalog_, .node = node, .grid = grid, .host = host,
+                         .params = params};
+    out = simulate_step(plan, ev, options.timeline);
+  }
+
+  e.step_time_s = out.step_s;
+  e.breakdown = out.breakdown;
+  e.comms = out.comms;
+  std::sort(e.comms.begin(), e.comms.end(),
+            [](const CommSummary& a, const CommSummary& b) { return a.exposed_s > b.exposed_s; });
+  e.tokens_per_step = s.training.global_batch_size * s.training.seq_len;
+  e.tokens_per_s = e.step_time_s > 0 ? static_cast<double>(e.tokens_per_step) / e.step_time_s : 0;
+  e.model_flops_per_step =
+      tm.step_flops({.attention = AttentionCounting::FULL_SQUARE, .include_recompute = false});
+  const double peak = compute.peak(s.training.precision == Precision::FP32 ? Precision::FP32 : s.training.precision)
+                          .flops_per_second();
+  const double world = s.world_size();
+  e.mfu = e.step_time_s > 0 && peak > 0 ? e.model_flops_per_step / (e.step_time_s * world * peak) : 0;
+
+  // Memory: the largest per-stage peak.
+  const StagePlan* worst = &plan.stages.front();
+  for (const auto& st : plan.stages) {
+    if (st.memory.peak > worst->memory.peak) worst = &st;
+  }
+  const MemoryBreakdown& m = worst->memory;
+  e.memory.peak = m.peak;
+  e.memory.weights = m.weights;
+  e.memory.gradients = m.gradients;
+  e.memory.optimizer_state = m.optimizer_state;
+  e.memory.activations = m.activations;
+  e.memory.buffers = m.buffers;
+  e.memory.usable = m.usable;
+  e.memory.fits = true;
+  for (const auto& st : plan.stages) e.memory.fits = e.memory.fits && st.memory.fits;
+  e.memory.shortfall = m.shortfall;
+  e.memory.host_bytes = Bytes::from_double(
+      (m.host_optimizer_state.as_double() + m.host_gradients.as_double() + m.host_weights.as_double()) *
+      s.cluster.gpus_per_node);
+  if (!e.memory.fits) {
+    e.warnings.push_back("does not fit in GPU memory: pipeline stage " + std::to_string(worst->stage) + " needs " +
+                         gib(m.peak) + " per GPU but " + node.gpu->name + " offers " + gib(m.usable) + " (short by " +
+                         gib(m.shortfall) + ")");
+  }
+
+  // Provenance: the step's parameters, then each NCCL predictor's.
+  std::map<std::string, hardware::UsedParameter> used;
+  for (const auto& [name, u] : params.used()) used.emplace(name, u);
+  for (const auto& st : plan.stages) {
+    for (const auto& g : st.groups) {
+      if (g.predictor == nullptr) continue;
+      for (const auto& [name, u] : g.predictor->parameters().used()) used.emplace(name, u);
+    }
+  }
+  for (auto& [name, u] : used) e.parameters.push_back(u);
+  bool any_default = false;
+  for (const auto& u : e.parameters) any_default = any_default || !u.calibrated;
+  if (any_default && profile != nullptr) {
+    e.warnings.push_back("some parameters are not in calibration profile '" + profile->name() +
+                         "' and use catalog-derived defaults");
+  }
+
+  // Uncertainty band.
+  if (e.step_time_s > 0) {
+    const double T = e.step_time_s;
+    const double uc = rms_uncertainty(e.parameters, "compute.");
+    const double un = rms_uncertainty(e.parameters, "nccl.");
+    const double uh = rms_uncertainty(e.parameters, "host.");
+    const StepBreakdown& b = e.breakdown;
+    const double rc = (b.compute_s + b.pipeline_bubble_s + (b.optimizer_s - 0)) / T * uc;
+    const double rn = b.exposed_comm_s / T * un;
+    const double rh = b.offload_s / T * uh;
+    const double u = std::sqrt(rc * rc + rn * rn + rh * rh);
+    e.low_s = T * std::max(0.0, 1 - u);
+    e.high_s = T * (1 + u);
+  }
+  for (const auto& st : plan.stages) {
+    for (const auto& g : st.groups) {
+      if (g.predictor == nullptr) continue;
+      for (const auto& n : g.predictor->env().unknown) {
+        const std::string w = n + " is not a variable NCCL reads (ignored)";
+        if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end()) e.warnings.push_back(w);
+      }
+    }
+  }
+  e.bottleneck = bottleneck_sentence(e, out, plan.pp);
+  return e;
+}
+
+StepEstimate estimate_step(const Scenario& scenario, const hardware::Catalog& catalog, Fidelity fidelity,
+                           const StepRunOptions& options) {
+  StepSimulator sim(catalog);
+  return sim.estimate(scenario, fidelity, options);
+}
+
+}  // namespace clustersim::models

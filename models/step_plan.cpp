@@ -1,0 +1,581 @@
+#include "models/step_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "models/layer_ops.hpp"
+#include "models/parameter_tensors.hpp"
+
+namespace clustersim::models {
+
+namespace nc = sim::nccl;
+
+std::string_view to_string(WorkClass c) {
+  switch (c) {
+    case WorkClass::COMPUTE: return "compute";
+    case WorkClass::TP_COMM: return "tensor-parallel";
+    case WorkClass::CP_COMM: return "context-parallel";
+    case WorkClass::EP_COMM: return "expert-parallel";
+    case WorkClass::PP_COMM: return "pipeline";
+    case WorkClass::DP_COMM: return "data-parallel";
+    case WorkClass::OFFLOAD: return "offload";
+    case WorkClass::OPTIMIZER: return "optimizer";
+    case WorkClass::CPU_OPTIMIZER: return "cpu-optimizer";
+    case WorkClass::MARKER: return "marker";
+  }
+  return "?";
+}
+
+namespace {
+
+enum class Attach { PATH, PREV, NEXT };
+
+struct Atom {
+  int op = -1;    // index into the section's ops
+  int comm = -1;  // index into StagePlan::comms
+  Attach attach = Attach::PATH;
+};
+
+bool starts_with(const std::string& s, std::string_view p) { return s.compare(0, p.size(), p) == 0; }
+
+PassItem compute_item(Duration time, std::string name) {
+  PassItem it;
+  it.time = time;
+  it.name = std::move(name);
+  return it;
+}
+
+PassItem comm_item(int comm, int beside, std::string name) {
+  PassItem it;
+  it.is_comm = true;
+  it.comm = comm;
+  it.beside = beside;
+  it.name = std::move(name);
+  return it;
+}
+
+class StageBuilder {
+ public:
+  StageBuilder(const PlanInputs& in, PredictorCache& cache, StepPlan& plan, int stage)
+      : in_(in), cache_(cache), plan_(plan), L_(in.training.layout()) {
+    st_.stage = stage;
+    st_.rank = in.grid.stage_rank(stage);
+  }
+
+  StagePlan build() {
+    make_groups();
+    make_units();
+    make_data_parallel();
+    make_pipeline();
+    make_optimizer();
+    st_.memory = in_.training.memory(st_.stage, *in_.node.gpu, in_.params, &in_.scenario.nccl.env);
+    return std::move(st_);
+  }
+
+ private:
+  // ---- groups and comms ----
+  void make_groups() {
+    const CommContext ctx{in_.scenario, in_.node, in_.profile, in_.grid};
+    auto add = [&](GroupKind k) {
+      st_.groups.push_back(make_group(ctx, cache_, st_.rank, k));
+      return static_cast<int>(st_.groups.size() - 1);
+    };
+    g_tp_ = add(GroupKind::TENSOR);
+    g_cp_ = add(GroupKind::CONTEXT);
+    g_ep_ = add(GroupKind::EXPERT);
+    g_dp_ = add(GroupKind::DATA);
+    g_edp_ = add(GroupKind::EXPERT_DATA);
+    const int p = L_.pp();
+    if (p > 1) {
+      const int next = in_.grid.stage_rank((st_.stage + 1) % p);
+      const int prev = in_.grid.stage_rank((st_.stage + p - 1) % p);
+      st_.groups.push_back(make_pair_group(ctx, cache_, st_.rank, next));
+      g_next_ = static_cast<int>(st_.groups.size() - 1);
+      st_.groups.push_back(make_pair_group(ctx, cache_, st_.rank, prev));
+      g_prev_ = static_cast<int>(st_.groups.size() - 1);
+      if (in_.model.tied_embeddings && (st_.stage == 0 || st_.stage == p - 1)) {
+        const int other = in_.grid.stage_rank(st_.stage == 0 ? p - 1 : 0);
+        st_.groups.push_back(make_pair_group(ctx, cache_, st_.rank, other));
+        g_tied_ = static_cast<int>(st_.groups.size() - 1);
+      }
+    }
+  }
+
+  int account(const std::string& name, const GroupComm* g) {
+    const std::string group = g ? std::string(to_string(g->kind)) : std::string("host");
+    for (std::size_t i = 0; i < plan_.accounts.size(); ++i) {
+      if (plan_.accounts[i].name == name && plan_.accounts[i].group == group) return static_cast<int>(i);
+    }
+    plan_.accounts.push_back(CommAccount{name, group, "", g ? g->transport : std::string("PCIe")});
+    return static_cast<int>(plan_.accounts.size() - 1);
+  }
+
+  // A collective on a group (deduplicated by name, size and repeat).
+  int comm(const std::string& name, WorkClass cls, int group, nc::CollectiveOp op, Bytes size, int repeat = 1) {
+    if (group < 0 || st_.groups[group].single() || size.count() <= 0) return -1;
+    for (std::size_t i = 0; i < st_.comms.size(); ++i) {
+      const CommSpec& c = st_.comms[i];
+      if (c.name == name && c.group == group && c.size == size && c.repeat == repeat && c.op == op)
+        return static_cast<int>(i);
+    }
+    CommSpec c;
+    c.name = name;
+    c.cls = cls;
+    c.group = group;
+    c.op = op;
+    c.size = size;
+    c.repeat = std::max(1, repeat);
+    c.cost = collective_cost(cache_, st_.groups[group], op, size);
+    c.account = account(name, &st_.groups[group]);
+    if (plan_.accounts[c.account].algorithm.empty()) plan_.accounts[c.account].algorithm = c.cost.algorithm;
+    st_.comms.push_back(c);
+    return static_cast<int>(st_.comms.size() - 1);
+  }
+
+  // A host <-> device copy of `bytes` while every GPU of the node copies the same way.
+  int host_copy(const std::string& name, Bytes bytes, bool h2d) {
+    if (bytes.count() <= 0) return -1;
+    for (std::size_t i = 0; i < st_.comms.size(); ++i) {
+      const CommSpec& c = st_.comms[i];
+      if (c.name == name && c.group == -1 && c.size == bytes) return static_cast<int>(i);
+    }
+    CommSpec c;
+    c.name = name;
+    c.cls = WorkClass::OFFLOAD;
+    c.size = bytes;
+    c.host_to_device = h2d;
+    const int concurrent = std::max(1, in_.scenario.cluster.gpus_per_node);
+    const Bandwidth bw = in_.host.copy_bandwidth(h2d, in_.scenario.parallelism.zero.pin_memory, concurrent);
+    c.cost.time = transfer_time(bytes, bw);
+    c.cost.bandwidth_time = c.cost.time;
+    c.cost.bus_bytes = bytes.as_double();
+    c.cost.algorithm = h2d ? "cudaMemcpy H2D" : "cudaMemcpy D2H";
+    c.account = account(name, nullptr);
+    plan_.accounts[c.account].algorithm = c.cost.algorithm;
+    st_.comms.push_back(c);
+    return static_cast<int>(st_.comms.size() - 1);
+  }
+
+  bool tp_overlap() const {
+    return in_.scenario.parallelism.framework == Framework::MEGATRON && in_.scenario.parallelism.megatron.tp_comm_overlap;
+  }
+
+  // ---- passes ----
+  // Items from one section of ops (same pass kind), with the collectives inserted by `rules`.
+  std::vector<PassItem> items_of(const std::vector<KernelOp>& ops, std::size_t b, std::size_t e, bool backward,
+                                 const LayerCommSizes& c, bool moe_layer) {
+    std::vector<Atom> atoms;
+    const bool sp = L_.sequence_parallel();
+    const bool tp = L_.tp() > 1;
+    const Attach out_attach = tp_overlap() ? Attach::PREV : Attach::PATH;
+    const Attach in_attach = tp_overlap() ? Attach::NEXT : Attach::PATH;
+    const int tp_out = tp ? comm(sp ? "TP reduce-scatter" : "TP all-reduce", WorkClass::TP_COMM, g_tp_,
+                                 sp ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, c.tp_activation)
+                          : -1;
+    const int tp_ag = tp && sp ? comm("TP all-gather", WorkClass::TP_COMM, g_tp_, nc::CollectiveOp::ALL_GATHER,
+                                      c.tp_activation)
+                               : -1;
+    const bool ep = moe_layer && c.ep_alltoalls_forward > 0;
+    const int a2a = ep ? comm("EP all-to-all", WorkClass::EP_COMM, g_ep_, nc::CollectiveOp::ALLTOALL, c.ep_alltoall) : -1;
+    const int cp = c.cp_ring_steps > 0 ? comm(backward ? "CP ring attention (bwd)" : "CP ring attention",
+                                              WorkClass::CP_COMM, g_cp_, nc::CollectiveOp::SENDRECV,
+                                              backward ? c.cp_kv_block * 2 : c.cp_kv_block, c.cp_ring_steps)
+                                       : -1;
+    std::size_t first_expert = e, last_expert = e;
+    for (std::size_t i = b; i < e; ++i) {
+      if (starts_with(ops[i].name, "expert_")) {
+        if (first_expert == e) first_expert = i;
+        last_expert = i;
+      }
+    }
+    auto push_comm = [&](int idx, Attach a) {
+      if (idx >= 0) atoms.push_back({-1, idx, a});
+    };
+    for (std::size_t i = b; i < e; ++i) {
+      const std::string& n = ops[i].name;
+      if (!backward) {
+        if (n == "attn_residual" || n == "mlp_residual") push_comm(tp_out, out_attach);
+      } else {
+        if (n == "post_attn_norm" || n == "input_norm") push_comm(tp_out, out_attach);
+      }
+      if (ep && i == first_expert) push_comm(a2a, Attach::PATH);
+      atoms.push_back({static_cast<int>(i), -1, Attach::PATH});
+      if (ops[i].kind == OpKind::ATTENTION) push_comm(cp, Attach::PREV);
+      if (ep && i == last_expert) push_comm(a2a, Attach::PATH);
+      if (!backward) {
+        if (n == "input_norm" || n == "post_attn_norm") push_comm(tp_ag, in_attach);
+      } else {
+        if (n == "mlp_residual" || n == "attn_residual") push_comm(tp_ag, in_attach);
+      }
+    }
+    return to_items(ops, atoms, backward);
+  }
+
+  std::vector<PassItem> to_items(const std::vector<KernelOp>& ops, const std::vector<Atom>& atoms, bool backward) {
+    const std::size_t n = atoms.size();
+    std::vector<bool> pinned(n, false);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (atoms[k].comm < 0) continue;
+      if (atoms[k].attach == Attach::PREV && k > 0 && atoms[k - 1].op >= 0) pinned[k - 1] = true;
+      if (atoms[k].attach == Attach::NEXT && k + 1 < n && atoms[k + 1].op >= 0) pinned[k + 1] = true;
+    }
+    std::vector<PassItem> items;
+    const std::string prefix = backward ? "bwd " : "fwd ";
+    PassItem seg;
+    int seg_ops = 0;
+    auto flush = [&]() {
+      if (seg_ops == 0) return;
+      items.push_back(seg);
+      seg = PassItem{};
+      seg_ops = 0;
+    };
+    int pending_next = -1;
+    for (std::size_t k = 0; k < n; ++k) {
+      const Atom& a = atoms[k];
+      if (a.op >= 0) {
+        const KernelOp& op = ops[static_cast<std::size_t>(a.op)];
+        const std::string label = prefix + (op.pass == Pass::RECOMPUTE ? "recompute " : "") + op.name;
+        if (pinned[k]) {
+          flush();
+          items.push_back(compute_item(op.time, label));
+          if (pending_next >= 0) {
+            items.push_back(comm_item(pending_next, static_cast<int>(items.size() - 1), st_.comms[pending_next].name));
+            pending_next = -1;
+          }
+        } else {
+          if (seg_ops == 0) seg.name = label;
+          seg.time += op.time;
+          ++seg_ops;
+        }
+        continue;
+      }
+      const std::string& cname = st_.comms[a.comm].name;
+      if (a.attach == Attach::PREV && k > 0 && pinned[k - 1] && !items.empty() && !items.back().is_comm) {
+        items.push_back(comm_item(a.comm, static_cast<int>(items.size() - 1), cname));
+      } else if (a.attach == Attach::NEXT && k + 1 < n && pinned[k + 1]) {
+        flush();
+        pending_next = a.comm;
+      } else {
+        flush();
+        items.push_back(comm_item(a.comm, -1, cname));
+      }
+    }
+    flush();
+    return items;
+  }
+
+  UnitPass make_pass(LayerOps ops, const LayerCommSizes& c, bool moe_layer) {
+    in_.compute.annotate(ops.forward);
+    in_.compute.annotate(ops.backward);
+    UnitPass p;
+    p.forward = items_of(ops.forward, 0, ops.forward.size(), false, c, moe_layer);
+    // Full recomputation replays the whole forward (with its collectives) at the head of the
+    // backward list; selective recomputation leaves its attention kernels inside the backward.
+    std::size_t split = 0;
+    if (in_.training.training().activation_checkpointing == Checkpointing::FULL) {
+      while (split < ops.backward.size() && ops.backward[split].pass == Pass::RECOMPUTE) ++split;
+      p.backward = items_of(ops.backward, 0, split, false, c, moe_layer);
+    }
+    auto rest = items_of(ops.backward, split, ops.backward.size(), true, c, moe_layer);
+    const int offset = static_cast<int>(p.backward.size());
+    for (auto& it : rest) {
+      if (it.beside >= 0) it.beside += offset;
+      p.backward.push_back(std::move(it));
+    }
+    for (const auto& op : ops.forward) p.forward_compute += op.time;
+    for (const auto& op : ops.backward) p.backward_compute += op.time;
+    return p;
+  }
+
+  UnitPass embedding_pass(const StageCommSizes& sc) {
+    LayerOps ops = LayerOpBuilder(in_.model, L_, in_.training.training()).embedding();
+    in_.compute.annotate(ops.forward);
+    in_.compute.annotate(ops.backward);
+    UnitPass p;
+    Duration f, b;
+    for (const auto& op : ops.forward) f += op.time;
+    for (const auto& op : ops.backward) b += op.time;
+    p.forward_compute = f;
+    p.backward_compute = b;
+    p.forward.push_back(compute_item(f, "fwd embedding"));
+    if (L_.tp() > 1) {
+      const bool sp = L_.sequence_parallel();
+      const int c = comm(sp ? "TP reduce-scatter" : "TP all-reduce", WorkClass::TP_COMM, g_tp_,
+                         sp ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, sc.embedding_tp_activation);
+      if (c >= 0) p.forward.push_back(comm_item(c, -1, st_.comms[c].name));
+    }
+    p.backward.push_back(compute_item(b, "bwd embedding"));
+    return p;
+  }
+
+  UnitPass head_pass(const StageCommSizes& sc) {
+    LayerOps ops = LayerOpBuilder(in_.model, L_, in_.training.training()).head();
+    in_.compute.annotate(ops.forward);
+    in_.compute.annotate(ops.backward);
+    UnitPass p;
+    const bool sp = L_.sequence_parallel() && L_.tp() > 1;
+    const Bytes act = sc.head_tp_activation.count() > 0 ? sc.head_tp_activation : sc.embedding_tp_activation;
+    const int ag = sp ? comm("TP all-gather", WorkClass::TP_COMM, g_tp_, nc::CollectiveOp::ALL_GATHER, act) : -1;
+    const int back = L_.tp() > 1 ? comm(sp ? "TP reduce-scatter" : "TP all-reduce", WorkClass::TP_COMM, g_tp_,
+                                        sp ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, act)
+                                 : -1;
+    Duration norm_f, rest_f, norm_b, rest_b;
+    for (const auto& op : ops.forward) (op.name == "final_norm" ? norm_f : rest_f) += op.time;
+    for (const auto& op : ops.backward) (op.name == "final_norm" ? norm_b : rest_b) += op.time;
+    p.forward.push_back(compute_item(norm_f, "fwd final_norm"));
+    if (ag >= 0) p.forward.push_back(comm_item(ag, -1, st_.comms[ag].name));
+    p.forward.push_back(compute_item(rest_f, "fwd lm_head+loss"));
+    p.backward.push_back(compute_item(rest_b, "bwd lm_head+loss"));
+    if (back >= 0) p.backward.push_back(comm_item(back, -1, st_.comms[back].name));
+    p.backward.push_back(compute_item(norm_b, "bwd final_norm"));
+    p.forward_compute = norm_f + rest_f;
+    p.backward_compute = norm_b + rest_b;
+    return p;
+  }
+
+  static double tensor_bytes(const std::vector<ParamTensor>& ts, const ShardFactors& s, double bytes, bool grads,
+                             bool expert) {
+    double sum = 0;
+    for (const auto& t : ts) {
+      if ((t.shard == ShardKind::EXPERT) != expert) continue;
+      if (grads && !t.trainable) continue;
+      sum += static_cast<double>(numel_on_rank(t, s)) * bytes;
+    }
+    return sum;
+  }
+
+  void make_units() {
+    const TrainingSpec& t = in_.training.training();
+    const StageCommSizes sc = in_.training.stage_comm();
+    const ShardFactors sf = L_.shard_factors();
+    const double pb = t.precision == Precision::FP32 ? 4 : 2;
+    const double gb = bytes_per_element(t.grad_reduce_dtype);
+    const bool frozen = t.fine_tuning == FineTuning::LORA;
+    std::map<bool, int> layer_pass;  // by is-MoE
+    for (int v = 0; v < L_.vp(); ++v) {
+      ChunkPlan chunk;
+      const RankPosition pos{.pipeline_stage = st_.stage, .virtual_stage = v};
+      if (L_.has_embedding(st_.stage, v)) {
+        st_.passes.push_back(embedding_pass(sc));
+        UnitPlan u;
+        u.name = "embedding";
+        u.pass = static_cast<int>(st_.passes.size() - 1);
+        const auto ts = embedding_parameter_tensors(in_.model, frozen);
+        u.dense_params = Bytes::from_double(tensor_bytes(ts, sf, pb, false, false));
+        u.dense_grads = Bytes::from_double(tensor_bytes(ts, sf, gb, true, false));
+        st_.units.push_back(u);
+        chunk.units.push_back(static_cast<int>(st_.units.size() - 1));
+      }
+      for (std::int64_t layer : L_.layers_of(st_.stage, v)) {
+        const bool moe = in_.model.is_moe_layer(layer);
+        const LayerCommSizes c = in_.training.layer_comm(layer);
+        auto it = layer_pass.find(moe);
+        if (it == layer_pass.end()) {
+          st_.passes.push_back(make_pass(in_.training.layer_ops(layer), c, moe));
+          it = layer_pass.emplace(moe, static_cast<int>(st_.passes.size() - 1)).first;
+        }
+        UnitPlan u;
+        u.name = "layer " + std::to_string(layer);
+        u.layer = layer;
+        u.pass = it->second;
+        u.dense_params = c.dense_params;
+        u.expert_params = c.expert_params;
+        u.dense_grads = c.dense_grads;
+        u.expert_grads = c.expert_grads;
+        st_.units.push_back(u);
+        chunk.units.push_back(static_cast<int>(st_.units.size() - 1));
+      }
+      if (L_.has_head(st_.stage, v)) {
+        st_.passes.push_back(head_pass(sc));
+        UnitPlan u;
+        u.name = "head";
+        u.pass = static_cast<int>(st_.passes.size() - 1);
+        const auto ts = head_parameter_tensors(in_.model, in_.model.tied_embeddings && L_.pp() > 1, frozen);
+        u.dense_params = Bytes::from_double(tensor_bytes(ts, sf, pb, false, false));
+        u.dense_grads = Bytes::from_double(tensor_bytes(ts, sf, gb, true, false));
+        st_.units.push_back(u);
+        chunk.units.push_back(static_cast<int>(st_.units.size() - 1));
+      }
+      (void)pos;
+      st_.chunks.push_back(std::move(chunk));
+    }
+  }
+
+  // ---- data parallelism ----
+  void make_buckets(std::vector<BucketPlan>& out, const std::string& name, nc::CollectiveOp op, Bytes bucket,
+                    bool params, bool backward_order) {
+    const double cap = std::max(1.0, bucket.as_double());
+    for (int c = 0; c < static_cast<int>(st_.chunks.size()); ++c) {
+      const auto& units = st_.chunks[c].units;
+      for (int expert = 0; expert < 2; ++expert) {
+        const int group = expert ? g_edp_ : g_dp_;
+        double acc = 0;
+        const int n = static_cast<int>(units.size());
+        for (int k = 0; k < n; ++k) {
+          const int pos = backward_order ? n - 1 - k : k;
+          const UnitPlan& u = st_.units[units[pos]];
+          const Bytes b = params ? (expert ? u.expert_params : u.dense_params) : (expert ? u.expert_grads : u.dense_grads);
+          acc += b.as_double();
+          while (acc >= cap) {
+            const int ci = comm(name, WorkClass::DP_COMM, group, op, Bytes::from_double(cap));
+            if (ci >= 0) out.push_back(BucketPlan{c, pos, ci});
+            acc -= cap;
+          }
+        }
+        if (acc > 0.5) {
+          const int last = backward_order ? 0 : n - 1;
+          const int ci = comm(name, WorkClass::DP_COMM, group, op, Bytes::from_double(acc));
+          if (ci >= 0) out.push_back(BucketPlan{c, last, ci});
+        }
+      }
+    }
+  }
+
+  void make_data_parallel() {
+    const ParallelismSpec& par = in_.scenario.parallelism;
+    const TrainingSpec& t = in_.training.training();
+    const double gb = bytes_per_element(t.grad_reduce_dtype);
+    const double pb = t.precision == Precision::FP32 ? 4 : 2;
+    const ResolvedZeroKnobs z = resolve_zero_knobs(par.zero, in_.model.hidden_size);
+    const Bytes bucket = in_.training.gradient_bucket();
+    const bool offload_opt = par.offload_optimizer == OffloadTarget::CPU;
+    const bool offload_par = par.offload_params == OffloadTarget::CPU;
+    const double D = L_.dense_shard_group();
+    const double De = L_.expert_shard_group();
+    auto per_unit = [&](bool gather_bwd, bool deepspeed, bool overlapped) {
+      st_.per_unit_gather = true;
+      st_.gather_for_backward = gather_bwd;
+      st_.per_unit_reduce = true;
+      st_.unit_comm_overlapped = overlapped;
+      const std::string tag = deepspeed ? "ZeRO-3" : (par.zero_stage == 2 ? "FSDP (shard_grad_op)" : "FSDP");
+      for (auto& u : st_.units) {
+        auto gather = [&](Bytes b, int group) {
+          if (b.count() <= 0) return -1;
+          const double elems = b.as_double() / pb;
+          const int rep = deepspeed ? std::max(1, static_cast<int>(std::ceil(elems / std::max(1.0, z.prefetch_bucket_size))))
+                                    : 1;
+          return comm(tag + " all-gather", WorkClass::DP_COMM, group, nc::CollectiveOp::ALL_GATHER,
+                      Bytes::from_double(b.as_double() / rep), rep);
+        };
+        auto reduce = [&](Bytes b, int group) {
+          if (b.count() <= 0) return -1;
+          const double elems = b.as_double() / gb;
+          const int rep = deepspeed ? std::max(1, static_cast<int>(std::ceil(elems / std::max(1.0, z.reduce_bucket_size))))
+                                    : 1;
+          return comm(tag + " reduce-scatter", WorkClass::DP_COMM, group, nc::CollectiveOp::REDUCE_SCATTER,
+                      Bytes::from_double(b.as_double() / rep), rep);
+        };
+        u.gather = gather(u.dense_params, g_dp_);
+        u.gather_expert = gather(u.expert_params, g_edp_);
+        u.reduce = reduce(u.dense_grads, g_dp_);
+        u.reduce_expert = reduce(u.expert_grads, g_edp_);
+        if (offload_par) {
+          u.h2d = host_copy("parameter fetch (offload_param)",
+                            Bytes::from_double(u.dense_params.as_double() / D + u.expert_params.as_double() / De), true);
+        }
+        if (offload_opt) {
+          u.d2h = host_copy("gradient offload (offload_optimizer)",
+                            Bytes::from_double(u.dense_grads.as_double() / D + u.expert_grads.as_double() / De), false);
+        }
+      }
+    };
+    switch (par.framework) {
+      case Framework::PYTORCH:
+        if (par.zero_stage >= 2) {
+          per_unit(par.zero_stage == 3 && par.fsdp.reshard_after_forward, false, true);
+        } else {
+          st_.grad_sync = GradSync::LAST_MICRO_BATCH_OVERLAPPED;
+          make_buckets(st_.grad_buckets, "DDP all-reduce", nc::CollectiveOp::ALL_REDUCE, bucket, false, true);
+          if (par.zero_stage == 1) {
+            make_buckets(st_.param_buckets, "ZeRO-1 parameter all-gather", nc::CollectiveOp::ALL_GATHER,
+                         Bytes::from_double(bucket.as_double() / gb * pb), true, false);
+          }
+        }
+        break;
+      case Framework::MEGATRON: {
+        const bool distopt = par.megatron.distributed_optimizer || par.zero_stage >= 1;
+        st_.grad_sync = par.megatron.overlap_grad_reduce ? GradSync::LAST_MICRO_BATCH_OVERLAPPED : GradSync::AFTER_BACKWARD;
+        make_buckets(st_.grad_buckets, distopt ? "DP reduce-scatter" : "DP all-reduce",
+                     distopt ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, bucket, false, true);
+        if (distopt) {
+          make_buckets(st_.param_buckets, "DP parameter all-gather", nc::CollectiveOp::ALL_GATHER,
+                       Bytes::from_double(bucket.as_double() / gb * pb), true, false);
+          st_.param_gather_next_forward = par.megatron.overlap_param_gather;
+        }
+        break;
+      }
+      case Framework::DEEPSPEED:
+        if (par.zero_stage == 3) {
+          per_unit(true, true, par.zero.overlap_comm);
+        } else {
+          const bool every = par.zero_stage == 2;
+          st_.grad_sync = every ? GradSync::EVERY_MICRO_BATCH : GradSync::AFTER_BACKWARD;
+          st_.unit_comm_overlapped = !every || par.zero.overlap_comm;
+          const bool rs = par.zero_stage >= 1 && par.zero.reduce_scatter;
+          make_buckets(st_.grad_buckets, rs ? "ZeRO reduce-scatter" : "DP all-reduce",
+                       rs ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, bucket, false, true);
+          if (par.zero_stage >= 1) {
+            make_buckets(st_.param_buckets, "ZeRO parameter all-gather", nc::CollectiveOp::ALL_GATHER,
+                         Bytes::from_double(z.allgather_bucket_size * pb), true, false);
+          }
+        }
+        break;
+    }
+    if (g_tied_ >= 0) {
+      const StageCommSizes sc = in_.training.stage_comm();
+      st_.tied_embedding_comm = comm("tied embedding all-reduce", WorkClass::DP_COMM, g_tied_,
+                                     nc::CollectiveOp::ALL_REDUCE, sc.tied_embedding_grads);
+    }
+    // The gradient norm for clipping: one small all-reduce across the data and model-parallel ranks.
+    st_.grad_norm_comm = comm("gradient-norm all-reduce", WorkClass::DP_COMM, g_dp_, nc::CollectiveOp::ALL_REDUCE,
+                              Bytes::of(4 * L_.pp()));
+  }
+
+  void make_pipeline() {
+    if (L_.pp() <= 1) return;
+    const Bytes act = in_.training.stage_comm().pp_activation;
+    st_.pp_send_next = comm("PP send", WorkClass::PP_COMM, g_next_, nc::CollectiveOp::SENDRECV, act);
+    st_.pp_send_prev = comm("PP send", WorkClass::PP_COMM, g_prev_, nc::CollectiveOp::SENDRECV, act);
+  }
+
+  void make_optimizer() {
+    const ParallelismSpec& par = in_.scenario.parallelism;
+    const OptimizerStep o =
+        in_.training.optimizer_step(st_.stage, in_.compute, &in_.host, std::max(1, in_.scenario.cluster.gpus_per_node));
+    st_.optimizer.gpu_time = o.gpu_time;
+    st_.optimizer.cpu_time = o.cpu_time;
+    if (par.offload_optimizer == OffloadTarget::CPU) {
+      if (par.zero_stage < 3) {
+        // ZeRO-1/2 offload: the reduced gradient shard goes to the host once the buckets are done.
+        st_.optimizer.d2h = host_copy("gradient offload (offload_optimizer)", o.d2h_bytes, false);
+      }
+      if (par.offload_params != OffloadTarget::CPU) {
+        st_.optimizer.h2d = host_copy("updated parameters (offload_optimizer)", o.h2d_bytes, true);
+      }
+    }
+  }
+
+  const PlanInputs& in_;
+  PredictorCache& cache_;
+  StepPlan& plan_;
+  const ParallelLayout& L_;
+  StagePlan st_;
+  int g_tp_ = -1, g_cp_ = -1, g_ep_ = -1, g_dp_ = -1, g_edp_ = -1, g_next_ = -1, g_prev_ = -1, g_tied_ = -1;
+};
+
+}  // namespace
+
+StepPlan build_step_plan(const PlanInputs& in, PredictorCache& cache) {
+  StepPlan plan;
+  const ParallelLayout& L = in.training.layout();
+  plan.pp = L.pp();
+  plan.vp = L.vp();
+  plan.micro_batches = L.num_micro_batches();
+  plan.schedule = L.schedule();
+  plan.blocking_p2p = L.vp() == 1;
+  for (int s = 0; s < L.pp(); ++s) plan.stages.push_back(StageBuilder(in, cache, plan, s).build());
+  return plan;
+}
+
+}  // namespace clustersim::models

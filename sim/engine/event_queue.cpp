@@ -1,0 +1,58 @@
+#include "sim/engine/event_queue.hpp"
+
+#include <utility>
+
+namespace clustersim::sim {
+
+EventId EventQueue::push(TimePoint time, EventHandler* handler, std::uint64_t tag, EventCallback callback) {
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot& s = slots_[slot];
+  s.handler = handler;
+  s.tag = tag;
+  s.callback = std::move(callback);
+  heap_.push(slot, Key{time.picoseconds(), next_seq_++});
+  return EventId{slot, s.generation};
+}
+
+bool EventQueue::pending(EventId id) const {
+  return id.valid() && id.slot < slots_.size() && slots_[id.slot].generation == id.generation &&
+         heap_.contains(id.slot);
+}
+
+bool EventQueue::cancel(EventId id) {
+  if (!pending(id)) return false;
+  heap_.erase(id.slot);
+  release(id.slot);
+  return true;
+}
+
+std::uint32_t EventQueue::release(std::uint32_t slot) {
+  Slot& s = slots_[slot];
+  s.handler = nullptr;
+  s.callback = nullptr;
+  ++s.generation;
+  free_slots_.push_back(slot);
+  return slot;
+}
+
+EventQueue::Fired EventQueue::pop() {
+  const std::uint32_t slot = heap_.top_id();
+  Fired f;
+  f.time = TimePoint::from_picoseconds(heap_.top_key().time);
+  heap_.pop();
+  Slot& s = slots_[slot];
+  f.handler = s.handler;
+  f.tag = s.tag;
+  f.callback = std::move(s.callback);
+  release(slot);
+  return f;
+}
+
+}  // namespace clustersim::sim

@@ -1,0 +1,104 @@
+#include "sim/nccl/collective_predictor.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hardware/errors.hpp"
+
+namespace clustersim::sim::nccl {
+
+CollectivePredictor::CollectivePredictor(PredictorConfig config)
+    : config_(std::move(config)),
+      version_(NcclVersion::builtin(config_.version)),
+      env_(NcclEnv::parse(config_.env, config_.env_location)),
+      params_(config_.profile) {
+  system_ = std::make_unique<NcclSystem>(NcclSystem::build(config_.node, config_.shape, config_.placement, env_, version_));
+  plan_ = search_channels(*system_, version_, env_);
+  tuner_ = std::make_unique<Tuner>(*system_, plan_, version_, env_);
+  rates_ = resolve_rates(params_, *system_, plan_, version_);
+  double sum = 0;
+  int count = 0;
+  bool calibrated = true;
+  for (const auto& [name, used] : params_.used()) {
+    sum += used.uncertainty * used.uncertainty;
+    ++count;
+    calibrated = calibrated && used.calibrated;
+  }
+  uncertainty_ = count > 0 ? std::sqrt(sum / count) : 0.0;
+  (void)calibrated;
+}
+
+ProgramContext CollectivePredictor::context() const {
+  return ProgramContext{*system_, plan_, version_, env_, rates_};
+}
+
+Bytes CollectivePredictor::nccl_bytes(CollectiveOp, Bytes size) const {
+  // nccl-tests' size is NCCL's nBytes for every tuned collective (the all-gather/reduce-scatter
+  // total is nRanks x count x type); for alltoall and sendrecv it is one rank's buffer.
+  return size;
+}
+
+TunerChoice CollectivePredictor::choice(CollectiveOp op, Bytes size) const {
+  return tuner_->choose(op, nccl_bytes(op, size));
+}
+
+StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const TunerChoice& c) const {
+  CollectiveShape shape;
+  shape.op = op;
+  shape.algorithm = c.algorithm;
+  shape.protocol = c.protocol;
+  shape.bytes = nccl_bytes(op, size);
+  shape.channels = c.channels;
+  return build_program(context(), shape);
+}
+
+CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, const NcclTestsMethod& method) const {
+  if (size.count() < 0) throw InputError("", "size", "expected a size >= 0 bytes");
+  CollectivePrediction out;
+  out.op = op;
+  out.size = size;
+  const int n = system_->nranks();
+  const TunerChoice c = choice(op, size);
+  out.algorithm = c.algorithm;
+  out.protocol = c.protocol;
+  out.channels = c.channels;
+  out.notes = c.notes;
+  if (n == 1 || size.count() == 0) {
+    // One rank: NCCL copies the buffer locally (or does nothing for 0 bytes).
+    const Duration base = base_latency(context(), Algorithm::RING, Protocol::SIMPLE);
+    const Bandwidth hbm = system_->node().gpu->hbm_bandwidth.value / 2.0;  // read and write
+    out.gpu_time = size.count() == 0 ? Duration::zero() : base + transfer_time(size, hbm);
+  } else {
+    const StepProgram p = program(op, size, c);
+    out.gpu_time = evaluate_program(p).total;
+  }
+  out.host_time = rates_.host_call * std::max(1, method.gpus_per_thread);
+  out.time = std::max(out.gpu_time, out.host_time);
+  const double sec = out.time.seconds();
+  out.algbw_GBps = sec > 0 ? static_cast<double>(size.count()) / sec / 1e9 : 0.0;
+  out.busbw_GBps = out.algbw_GBps * busbw_factor(op, n);
+  out.uncertainty = uncertainty_;
+  out.calibrated = !params_.any_uncalibrated();
+  return out;
+}
+
+std::string CollectivePredictor::intra_transport() const {
+  if (system_->gpus() < 2) return "";
+  return system_->transport(0, 1).describe();
+}
+
+std::string CollectivePredictor::inter_transport() const {
+  if (system_->nranks() <= system_->gpus() && system_->ranks_per_host() == system_->gpus()) return "";
+  const int other = system_->ranks_per_host() % system_->nranks();
+  return system_->transport(0, other).describe();
+}
+
+std::vector<std::string> CollectivePredictor::notes() const {
+  std::vector<std::string> out = system_->notes();
+  out.insert(out.end(), plan_.notes.begin(), plan_.notes.end());
+  out.insert(out.end(), tuner_->notes().begin(), tuner_->notes().end());
+  for (const auto& u : env_.unknown) out.push_back(u + " is not a variable NCCL reads (ignored)");
+  return out;
+}
+
+}  // namespace clustersim::sim::nccl

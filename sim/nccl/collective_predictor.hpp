@@ -1,0 +1,107 @@
+#pragma once
+// Predicts what nccl-tests would report for one collective on a cluster of identical nodes: the
+// public entry point of sim/nccl for the CLI and the planner (the fast path; the event-simulated
+// path for concurrent traffic is sim/nccl/collective_sim.hpp).
+//
+// One prediction:
+//   1. NCCL's view of the nodes (NcclSystem), its channels (search_channels) and its tuner choose
+//      the algorithm, protocol and channels for the size (Tuner::choose).
+//   2. The collective becomes NCCL's step program (build_program); its uncontended pass gives the
+//      GPU time T_gpu = base latency + pipeline of transfers.
+//   3. nccl-tests' measurement (src/common.cu): `iters` back-to-back launches timed on the host and
+//      averaged, so an iteration costs max(T_gpu, T_host) with T_host = GPUs per thread (-g) x the
+//      host cost of one NCCL call; algbw = size / time, busbw = algbw x the test's factor
+//      (2(n-1)/n all-reduce, (n-1)/n all-gather, reduce-scatter and alltoall, 1 otherwise).
+//   4. The uncertainty is the root mean square of the relative uncertainties of the parameters the
+//      prediction used (calibrated ones carry their fit's, defaults their wider default).
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/calibration_profile.hpp"
+#include "hardware/catalog.hpp"
+#include "sim/nccl/channel_search.hpp"
+#include "sim/nccl/collective_program.hpp"
+#include "sim/nccl/nccl_env.hpp"
+#include "sim/nccl/nccl_parameters.hpp"
+#include "sim/nccl/nccl_system.hpp"
+#include "sim/nccl/nccl_version.hpp"
+#include "sim/nccl/tuner.hpp"
+
+namespace clustersim::sim::nccl {
+
+struct PredictorConfig {
+  hardware::NodeSpec node;
+  CommShape shape;
+  Placement placement;
+  std::map<std::string, std::string> env;
+  std::string env_location = "--env";  // where the variables came from, for errors
+  std::string version = "2.28";
+  const hardware::CalibrationProfile* profile = nullptr;  // null: catalog fallbacks only
+};
+
+// How nccl-tests measured (its flags).
+struct NcclTestsMethod {
+  int gpus_per_thread = 1;  // -g
+  int iters = 20;           // -n
+};
+
+struct CollectivePrediction {
+  CollectiveOp op = CollectiveOp::ALL_REDUCE;
+  Bytes size;               // nccl-tests' size column
+  Duration time;            // per iteration, as nccl-tests reports it
+  Duration gpu_time;        // the collective on the GPUs
+  Duration host_time;       // host cost of one iteration
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  Algorithm algorithm = Algorithm::RING;
+  Protocol protocol = Protocol::SIMPLE;
+  int channels = 1;
+  double uncertainty = 0;   // relative, one standard deviation
+  bool calibrated = false;  // every parameter came from a calibration profile
+  std::vector<std::string> notes;
+};
+
+class CollectivePredictor {
+ public:
+  explicit CollectivePredictor(PredictorConfig config);
+
+  CollectivePrediction predict(CollectiveOp op, Bytes size, const NcclTestsMethod& method = {}) const;
+
+  // NCCL's choice and the step program for a size (the event simulation runs the same program).
+  TunerChoice choice(CollectiveOp op, Bytes size) const;
+  StepProgram program(CollectiveOp op, Bytes size, const TunerChoice& choice) const;
+
+  const PredictorConfig& config() const { return config_; }
+  const NcclVersion& version() const { return version_; }
+  const NcclEnv& env() const { return env_; }
+  const NcclSystem& system() const { return *system_; }
+  const ChannelPlan& channels() const { return plan_; }
+  const Tuner& tuner() const { return *tuner_; }
+  const NcclRates& rates() const { return rates_; }
+  const hardware::ParameterSet& parameters() const { return params_; }
+  // Transports of the ring inside a node and between nodes ("P2P/CUMEM/read", "NET/IB/0/GDRDMA").
+  std::string intra_transport() const;
+  std::string inter_transport() const;
+  // Notes from the system, the search and the tuner (what NCCL decided and why).
+  std::vector<std::string> notes() const;
+
+ private:
+  ProgramContext context() const;
+  Bytes nccl_bytes(CollectiveOp op, Bytes size) const;
+
+  PredictorConfig config_;
+  NcclVersion version_;
+  NcclEnv env_;
+  std::unique_ptr<NcclSystem> system_;
+  ChannelPlan plan_;
+  std::unique_ptr<Tuner> tuner_;
+  hardware::ParameterSet params_;
+  NcclRates rates_;
+  double uncertainty_ = 0;
+};
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,306 @@
+#include "sim/nccl/collective_program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace clustersim::sim::nccl {
+
+namespace {
+
+int ai(Algorithm a) { return static_cast<int>(a); }
+int pi(Protocol p) { return static_cast<int>(p); }
+
+long long div_up(long long a, long long b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+int nic_devices_used(const NcclSystem& sys) {
+  int local = 0;
+  for (const auto& nic : sys.nics()) {
+    bool any = false;
+    for (int g : nic.local_gpus) any = any || g < sys.gpus();
+    local += any ? 1 : 0;
+  }
+  return std::max(1, local > 0 ? local : static_cast<int>(sys.nics().size()));
+}
+
+ProtocolBuffers protocol_buffers(const ProgramContext& ctx, Protocol p) {
+  const auto& dev = ctx.version.device;
+  ProtocolBuffers b;
+  b.steps = dev.steps;
+  Bytes buff = dev.buffsize[pi(p)];
+  if (p == Protocol::SIMPLE) {
+    // aws-ofi-nccl sets NCCL_BUFFSIZE when the user has not (fabric nccl_buffsize).
+    const auto* fabric = ctx.system.node().fabric;
+    if (fabric != nullptr && fabric->nccl_buffsize && ctx.system.nccl_nodes() > 1) buff = *fabric->nccl_buffsize;
+    if (ctx.env.buffsize) buff = *ctx.env.buffsize;
+  }
+  if (p == Protocol::LL && ctx.env.ll_buffsize) buff = *ctx.env.ll_buffsize;
+  if (p == Protocol::LL128 && ctx.env.ll128_buffsize) buff = *ctx.env.ll128_buffsize;
+  const long long step = buff.count() / b.steps;
+  switch (p) {
+    case Protocol::LL:
+      b.step_payload = Bytes::of(step / 2);  // 8 data bytes per 16-byte line
+      b.wire = 2.0;
+      break;
+    case Protocol::LL128:
+      b.step_payload = Bytes::of(step / 16 * 15);  // 120 of 128 bytes (NCCL_LL128_DATAELEMS)
+      b.wire = 16.0 / 15.0;
+      break;
+    case Protocol::SIMPLE:
+      b.step_payload = Bytes::of(step);
+      b.wire = 1.0;
+      break;
+  }
+  return b;
+}
+
+Bytes p2p_chunk_size(const ProgramContext& ctx, const HopTransport& t) {
+  const auto& dev = ctx.version.device;
+  Bytes chunk;
+  if (ctx.system.nccl_nodes() > 1) {
+    chunk = dev.p2p_chunk_net;
+    const auto* fabric = ctx.system.node().fabric;
+    if (fabric != nullptr && fabric->nccl_p2p_net_chunksize) chunk = *fabric->nccl_p2p_net_chunksize;
+    if (ctx.env.p2p_net_chunksize) chunk = *ctx.env.p2p_net_chunksize;
+  } else if (t.over_nvlink) {
+    chunk = ctx.env.p2p_nvl_chunksize.value_or(dev.p2p_chunk_nvlink);
+  } else {
+    chunk = ctx.env.p2p_pci_chunksize.value_or(dev.p2p_chunk_pci);
+  }
+  // init.cc: the P2P chunk is at most the Simple buffer over NCCL_STEPS.
+  const Bytes simple_step = Bytes::of(protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count());
+  return std::min(chunk, simple_step);
+}
+
+Capacities resource_capacities(const NcclRates& r) {
+  Capacities c;
+  auto set = [&](ResourceKind k, Bandwidth b) { c.per_instance[static_cast<int>(k)] = b; };
+  set(ResourceKind::NVLINK_OUT, r.nvlink);
+  set(ResourceKind::NVLINK_IN, r.nvlink);
+  set(ResourceKind::PCIE_OUT, r.pcie);
+  set(ResourceKind::PCIE_IN, r.pcie);
+  set(ResourceKind::SHM_OUT, r.shm);
+  set(ResourceKind::SHM_IN, r.shm);
+  set(ResourceKind::NIC_OUT, r.nic);
+  set(ResourceKind::NIC_IN, r.nic);
+  set(ResourceKind::NVLS, r.nvlink * r.nvls_efficiency);
+  return c;
+}
+
+HwClass hw_class(const HopTransport& t) {
+  if (t.kind == TransportKind::NET) return HwClass::NET;
+  if (t.kind == TransportKind::P2P && t.over_nvlink) return HwClass::NVLINK;
+  return HwClass::PCI;
+}
+
+Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm a, Protocol p) {
+  const HwClass c = hw_class(t);
+  double us = ctx.version.tuner.hw_latency_us[static_cast<int>(c)][ai(a)][pi(p)];
+  if (us <= 0) us = ctx.version.tuner.hw_latency_us[static_cast<int>(c)][ai(Algorithm::RING)][pi(p)];
+  const double scale = c == HwClass::NVLINK ? ctx.rates.nvlink_scale : c == HwClass::PCI ? ctx.rates.pcie_scale
+                                                                                         : ctx.rates.net_scale;
+  Duration d = Duration::from_seconds(us * scale * 1e-6);
+  if (c == HwClass::NET) d += ctx.rates.net_latency;
+  return d;
+}
+
+Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p) {
+  double us = ctx.version.tuner.base_latency_us[ai(a)][pi(p)];
+  // NVLS's cost sits in its NVLink latency in 2.20+ (tuning.cc sets lat = intraLat).
+  if ((a == Algorithm::NVLS || a == Algorithm::NVLS_TREE) && us <= 0) {
+    us = ctx.version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][ai(a)][pi(p)];
+  }
+  return Duration::from_seconds(us * ctx.rates.base_scale * 1e-6);
+}
+
+Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
+  switch (p) {
+    case Protocol::LL: return ctx.rates.ll_total / std::max(1, channels);
+    case Protocol::LL128: return ctx.rates.ll128_channel;
+    case Protocol::SIMPLE: return ctx.rates.simple_channel;
+  }
+  return ctx.rates.simple_channel;
+}
+
+Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic) {
+  Hop h;
+  h.transport = t;
+  h.label = t.describe();
+  switch (t.kind) {
+    case TransportKind::P2P:
+      if (t.over_nvlink) {
+        h.loads = {{ResourceKind::NVLINK_OUT, flows_per_gpu}, {ResourceKind::NVLINK_IN, flows_per_gpu}};
+      } else {
+        h.loads = {{ResourceKind::PCIE_OUT, flows_per_gpu}, {ResourceKind::PCIE_IN, flows_per_gpu}};
+      }
+      break;
+    case TransportKind::SHM:
+      h.loads = {{ResourceKind::SHM_OUT, flows_per_gpu}, {ResourceKind::SHM_IN, flows_per_gpu}};
+      break;
+    case TransportKind::NET:
+      h.loads = {{ResourceKind::NIC_OUT, flows_per_nic}, {ResourceKind::NIC_IN, flows_per_nic}};
+      // GPUDirect RDMA moves the data over the GPU's PCIe link; without it the data is staged
+      // through host memory (the GPU's PCIe link and the host's memory on each side).
+      h.loads.push_back({ResourceKind::PCIE_OUT, flows_per_gpu});
+      h.loads.push_back({ResourceKind::PCIE_IN, flows_per_gpu});
+      if (!t.gdr) {
+        h.loads.push_back({ResourceKind::SHM_OUT, flows_per_gpu});
+        h.loads.push_back({ResourceKind::SHM_IN, flows_per_gpu});
+      }
+      break;
+  }
+  (void)ctx;
+  return h;
+}
+
+StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
+  const NcclSystem& sys = ctx.system;
+  const int n = sys.nranks();
+  const int R = sys.ranks_per_host();
+  const int H = n / R;
+  const int nch = std::max(1, s.channels);
+  const ProtocolBuffers buf = protocol_buffers(ctx, s.protocol);
+  const bool simple = s.protocol == Protocol::SIMPLE;
+  const int chunk_steps = simple ? ctx.version.device.chunk_steps.at(s.op) : 1;
+  const int slice_steps = simple ? ctx.version.device.slice_steps.at(s.op) : 1;
+  const int slices_per_chunk = std::max(1, chunk_steps / slice_steps);
+  const long long chunk = buf.step_payload.count() * chunk_steps;
+  const int window = std::max(1, buf.steps / slice_steps);
+  const int steps = s.op == CollectiveOp::ALL_REDUCE ? 2 * (n - 1) : n - 1;
+
+  StepProgram p;
+  p.fixed = base_latency(ctx, Algorithm::RING, s.protocol);
+  // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
+  const int roles = H == 1 ? 1 : R;
+  const int nics = nic_devices_used(sys);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch);
+  std::vector<int> hop_of_role(roles);
+  for (int r = 0; r < roles; ++r) {
+    const int from = r;
+    const int to = (H == 1) ? (r + 1) % n : r + 1;  // r = R-1 leaves for the next host
+    const HopTransport t = sys.transport(from, to % n);
+    const bool net = t.kind == TransportKind::NET;
+    // Flows per instance: every channel crosses each GPU once; NET hops spread over the NICs of a
+    // physical node (all hosts of the node send through them).
+    const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
+    const double intra_flows = H == 1 ? nch : nch * (R - 1.0) / R;
+    const double gpu_flows = net ? nch / static_cast<double>(R) : intra_flows;
+    const double nic_flows = net ? nch * hosts_per_node / nics : 0;
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows);
+    h.wire_factor = buf.wire;
+    h.channel_cap = cap;
+    h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
+    h.multiplicity = nch;
+    h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
+    hop_of_role[r] = p.add_hop(h);
+  }
+  std::vector<int> conn(roles);
+  for (int r = 0; r < roles; ++r) conn[r] = p.add_connection(window);
+
+  // Per channel: an even share of the data; loops of n chunks.
+  const long long per_channel = div_up(s.bytes.count(), nch);
+  p.channel_payload_bytes = static_cast<double>(per_channel);
+  // all-reduce moves the whole buffer through each rank in nRanks pieces; all-gather and
+  // reduce-scatter move the total (nBytes is the total) likewise.
+  long long remaining = per_channel;
+  double bytes_per_cycle = 0;
+  std::vector<int> prev_step(static_cast<std::size_t>(roles) * slices_per_chunk, -1);
+  while (remaining > 0) {
+    const long long loop_chunk = std::min(chunk, div_up(remaining, n));
+    const double slice = static_cast<double>(loop_chunk) / slices_per_chunk;
+    bytes_per_cycle = std::max(bytes_per_cycle, slice);
+    std::fill(prev_step.begin(), prev_step.end(), -1);
+    for (int k = 0; k < steps; ++k) {
+      std::vector<int> this_step(prev_step.size(), -1);
+      for (int x = 0; x < slices_per_chunk; ++x) {
+        for (int r = 0; r < roles; ++r) {
+          const int up = (r - 1 + roles) % roles;
+          const int dep = k > 0 ? prev_step[static_cast<std::size_t>(up) * slices_per_chunk + x] : -1;
+          const int id = p.add(hop_of_role[r], conn[r], slice, {dep}, true);
+          this_step[static_cast<std::size_t>(r) * slices_per_chunk + x] = id;
+        }
+      }
+      prev_step = std::move(this_step);
+    }
+    remaining -= loop_chunk * n;
+  }
+  for (Hop& h : p.hops) h.bytes_per_cycle = bytes_per_cycle;
+  return p;
+}
+
+StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
+  // Broadcast: root -> root+1 -> ... ; reduce: ... -> root. Ring pipeline, one step per chunk.
+  const NcclSystem& sys = ctx.system;
+  const int n = sys.nranks();
+  const int nch = std::max(1, s.channels);
+  const ProtocolBuffers buf = protocol_buffers(ctx, s.protocol);
+  const long long chunk = buf.step_payload.count();
+  StepProgram p;
+  p.fixed = base_latency(ctx, Algorithm::RING, s.protocol);
+  const int nics = nic_devices_used(sys);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch);
+  const int R = sys.ranks_per_host();
+  const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
+  // Hops along the chain; distinct transports share one hop description.
+  std::vector<int> hop_of_pos(n - 1);
+  std::vector<int> conn_of_pos(n - 1);
+  int net_hop = -1, intra_hop = -1;
+  for (int pos = 0; pos + 1 < n; ++pos) {
+    const int from = s.op == CollectiveOp::BROADCAST ? (s.root + pos) % n : (s.root + 1 + pos) % n;
+    const int to = (from + 1) % n;
+    const HopTransport t = sys.transport(from, to);
+    const bool net = t.kind == TransportKind::NET;
+    int& slot = net ? net_hop : intra_hop;
+    if (slot < 0) {
+      Hop h = make_hop(ctx, t, nch, net ? nch * hosts_per_node / nics : 0);
+      h.wire_factor = buf.wire;
+      h.channel_cap = cap;
+      h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
+      h.multiplicity = nch;
+      h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) != (from / sys.gpus()) ? 1 : 0};
+      slot = p.add_hop(h);
+    }
+    hop_of_pos[pos] = slot;
+    conn_of_pos[pos] = p.add_connection(buf.steps);
+  }
+  const long long per_channel = div_up(s.bytes.count(), nch);
+  p.channel_payload_bytes = static_cast<double>(per_channel);
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const double bytes = static_cast<double>(per_channel) / chunks;
+  for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
+  std::vector<int> prev(n - 1, -1);
+  for (long long c = 0; c < chunks; ++c) {
+    int upstream = -1;
+    for (int pos = 0; pos + 1 < n; ++pos) {
+      const int id = p.add(hop_of_pos[pos], conn_of_pos[pos], bytes, {upstream}, true);
+      upstream = id;
+      prev[pos] = id;
+    }
+  }
+  return p;
+}
+
+StepProgram build_program(const ProgramContext& ctx, const CollectiveShape& s) {
+  StepProgram p;
+  if (s.op == CollectiveOp::ALLTOALL || s.op == CollectiveOp::SENDRECV) {
+    p = build_p2p(ctx, s);
+  } else if (s.op == CollectiveOp::BROADCAST || s.op == CollectiveOp::REDUCE) {
+    p = build_chain(ctx, s);
+  } else {
+    switch (s.algorithm) {
+      case Algorithm::RING: p = build_ring(ctx, s); break;
+      case Algorithm::TREE: p = build_tree(ctx, s); break;
+      case Algorithm::NVLS: p = build_nvls(ctx, s); break;
+      case Algorithm::NVLS_TREE: p = build_nvls_tree(ctx, s); break;
+      case Algorithm::COLLNET_DIRECT:
+      case Algorithm::COLLNET_CHAIN: p = build_collnet(ctx, s); break;
+      case Algorithm::PAT: p = build_pat(ctx, s); break;
+    }
+  }
+  assign_rates(p, resource_capacities(ctx.rates));
+  return p;
+}
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,100 @@
+#pragma once
+// Decomposition of one collective into the step program NCCL's kernels execute
+// (sim/nccl/step_program.hpp), per algorithm, with NCCL's chunking (src/enqueue.cc
+// calcCollChunking, src/device/prims_*.h, all_reduce.h, all_gather.h, ...):
+//
+//   protocol  step buffer (NCCL_STEPS = 8 per connection)   payload per step      wire/payload
+//   LL        NCCL_LL_BUFFSIZE / 8 = 64 KiB of 16-byte lines   half: 32 KiB           2
+//   LL128     NCCL_LL128_BUFFSIZE / 8 = 600 KiB of 128-byte lines   15/16: 562.5 KiB  16/15
+//   Simple    NCCL_BUFFSIZE / 8 = 512 KiB                      all                    1
+// Ring (Simple): a chunk is chunkSteps (4) steps, sent in slices of sliceSteps (2) steps, so a
+// connection holds 8/2 = 4 slices in flight; LL and LL128 move one step per transfer (8 in flight).
+//
+//   Ring all-reduce     per channel and loop (nRanks chunks): 2(n-1) steps; step k of rank r
+//                       forwards what it received at step k-1 (reduce-scatter, then all-gather)
+//   Ring all-gather /   n-1 steps
+//   reduce-scatter
+//   Broadcast / reduce  a chain from (to) the root, chunk by chunk (sliceSteps = chunkSteps = 1)
+//   Tree all-reduce     chain inside each node, binary tree of node heads; chunks go up
+//                       (reduce) then down (broadcast), both pipelined (split thread groups)
+//   NVLS                the NVSwitch reduces (multimem.ld_reduce) and multicasts (multimem.st):
+//                       one transfer per chunk through the switch
+//   NVLS-Tree           NVLS inside the node, tree between nodes on each GPU's share
+//   PAT                 one GPU per node: log2(n) rounds doubling (halving) the data exchanged
+//   CollNet             reduction in the network: scatter to the NIC heads, network all-reduce,
+//                       gather
+//   Send/recv, alltoall P2P channels (p2pnChannelsPerPeer per peer), chunks of the P2P chunk size
+//                       (NVLink 512 KiB, PCI and network 128 KiB unless NCCL_P2P_*_CHUNKSIZE or
+//                       the network plugin set them), 8 in flight per connection
+//
+// Data is split evenly over the channels NCCL uses for the size (the tuner's nMaxChannels).
+
+#include <string>
+
+#include "sim/nccl/channel_search.hpp"
+#include "sim/nccl/nccl_env.hpp"
+#include "sim/nccl/nccl_parameters.hpp"
+#include "sim/nccl/nccl_system.hpp"
+#include "sim/nccl/nccl_version.hpp"
+#include "sim/nccl/step_program.hpp"
+
+namespace clustersim::sim::nccl {
+
+struct ProgramContext {
+  const NcclSystem& system;
+  const ChannelPlan& plan;
+  const NcclVersion& version;
+  const NcclEnv& env;
+  const NcclRates& rates;
+};
+
+struct CollectiveShape {
+  CollectiveOp op = CollectiveOp::ALL_REDUCE;
+  Algorithm algorithm = Algorithm::RING;
+  Protocol protocol = Protocol::SIMPLE;
+  Bytes bytes;        // NCCL's nBytes (all-gather/reduce-scatter: the total; alltoall: one rank's buffer)
+  int channels = 1;   // channels this collective uses
+  int root = 0;
+};
+
+// Effective buffer sizes (defaults, the network plugin's NCCL_BUFFSIZE, the user's variables).
+struct ProtocolBuffers {
+  Bytes step_payload;   // payload bytes of one step of one connection
+  double wire = 1;      // wire bytes per payload byte
+  int steps = 8;        // slots per connection
+};
+ProtocolBuffers protocol_buffers(const ProgramContext& ctx, Protocol p);
+// The P2P chunk size NCCL uses between these ranks' transport (init.cc computeBuffSizes).
+Bytes p2p_chunk_size(const ProgramContext& ctx, const HopTransport& t);
+
+// Resource capacities of one node for the rates above.
+Capacities resource_capacities(const NcclRates& rates);
+
+// The step program of one collective, with rates assigned.
+StepProgram build_program(const ProgramContext& ctx, const CollectiveShape& shape);
+
+// Per-algorithm builders (collective_program.cpp, tree_programs.cpp, p2p_programs.cpp).
+StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_nvls(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_collnet(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& shape);
+StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& shape);
+
+// Helpers shared by the builders.
+HwClass hw_class(const HopTransport& t);
+// NCCL's per-step latency for a hop of this transport (hwLat x calibration scale, plus the wire
+// latency of the network).
+Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm a, Protocol p);
+// The collective's fixed cost (NCCL base latency x scale).
+Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
+// A hop between two ranks with resource loads: flows per GPU link and per NIC as given.
+Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic);
+// Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
+Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
+// NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
+int nic_devices_used(const NcclSystem& sys);
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,269 @@
+#include "sim/nccl/collective_validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
+
+namespace clustersim::sim::nccl {
+
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : line) {
+    if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != '\r') {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  int column(const std::string& name, const std::string& file) const {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw InputError(file, "header", "expected a column '" + name + "'");
+    return static_cast<int>(it - header.begin());
+  }
+};
+
+CsvTable parse_csv(const std::string& text, const std::string& file) {
+  CsvTable t;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.empty() || line[0] == '#') continue;
+    auto cells = split_csv_line(line);
+    if (t.header.empty()) {
+      t.header = cells;
+      continue;
+    }
+    if (cells.size() != t.header.size()) {
+      throw InputError(file, "line " + std::to_string(lineno),
+                       "expected " + std::to_string(t.header.size()) + " cells, got " + std::to_string(cells.size()));
+    }
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+double parse_double(const std::string& s, const std::string& file, const std::string& where) {
+  try {
+    std::size_t pos = 0;
+    const double v = std::stod(s, &pos);
+    if (pos != s.size() || !std::isfinite(v)) throw std::invalid_argument("x");
+    return v;
+  } catch (const std::exception&) {
+    throw InputError(file, where, "expected a number, got '" + s + "'");
+  }
+}
+
+double time_from_busbw(CollectiveOp op, double size, double busbw_GBps, int nranks) {
+  const double algbw = busbw_GBps / busbw_factor(op, nranks);
+  return size / (algbw * 1e9) * 1e6;
+}
+
+}  // namespace
+
+std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const std::string& file,
+                                               const std::function<std::string(const std::string&)>& read_file) {
+  const JsonDocument doc = parse_json_text(sets_json, file);
+  std::vector<ValidationSet> sets;
+  std::map<std::string, CsvTable> tables;
+  doc.root().read_object([&](ObjectReader& o) {
+    o.at("schema_version").as_int({.min = 1, .max = 1});
+    for (const ValueReader& v : o.at("sets").as_array(1)) {
+      v.read_object([&](ObjectReader& s) {
+        ValidationSet set;
+        set.name = s.at("name").as_string();
+        set.description = s.at("description").as_string();
+        set.provenance = s.at("provenance").as_string();
+        const std::string csv = s.at("csv").as_string();
+        std::map<std::string, std::string> match;
+        s.at("match").read_object([&](ObjectReader& m) {
+          for (const auto& k : m.keys()) match[k] = m.at(k).as_string();
+        });
+        const std::string system = s.get_or("system", std::string());
+        const int set_nodes = static_cast<int>(s.get_or("nodes", 0, {.min = 0, .max = 100000}));
+        set.gpus_per_node = static_cast<int>(s.at("gpus_per_node").as_int({.min = 1, .max = 1024}));
+        const std::string set_op = s.get_or("op", std::string());
+        set.nccl_version = s.at("nccl_version").as_string();
+        s.at("env").read_object([&](ObjectReader& e) {
+          for (const auto& k : e.keys()) set.env[k] = e.at(k).as_string();
+        });
+        set.gpus_per_thread = static_cast<int>(s.at("gpus_per_thread").as_int({.min = 1, .max = 1024}));
+        set.iters = static_cast<int>(s.at("iters").as_int({.min = 1}));
+        if (tables.find(csv) == tables.end()) tables[csv] = parse_csv(read_file(csv), csv);
+        const CsvTable& t = tables.at(csv);
+        const int c_size = t.column("size_bytes", csv);
+        const int c_busbw = t.column("busbw_GBps", csv);
+        for (std::size_t r = 0; r < t.rows.size(); ++r) {
+          const auto& row = t.rows[r];
+          bool ok = true;
+          for (const auto& [k, want] : match) ok = ok && row[t.column(k, csv)] == want;
+          if (!ok) continue;
+          const std::string where = "row " + std::to_string(r + 2);
+          ValidationPoint p;
+          p.system = !system.empty() ? system : row[t.column("system", csv)];
+          p.nodes = set_nodes > 0 ? set_nodes : static_cast<int>(parse_double(row[t.column("nodes", csv)], csv, where));
+          const std::string opname = !set_op.empty() ? set_op : row[t.column("op", csv)];
+          const auto op = parse_op(opname);
+          if (!op) throw InputError(csv, where, "unknown collective '" + opname + "'");
+          p.op = *op;
+          p.size = Bytes::of(static_cast<long long>(parse_double(row[c_size], csv, where)));
+          p.measured_busbw_GBps = parse_double(row[c_busbw], csv, where);
+          p.measured_time_us = time_from_busbw(p.op, static_cast<double>(p.size.count()), p.measured_busbw_GBps,
+                                               p.nodes * set.gpus_per_node);
+          set.points.push_back(p);
+        }
+        if (set.points.empty()) s.at("match").fail("a match that selects at least one row of " + csv);
+        sets.push_back(std::move(set));
+      });
+    }
+  });
+  return sets;
+}
+
+std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, const std::string& file,
+                                             const hardware::Catalog& catalog, const std::string& system) {
+  std::vector<ValidationSet> sets;
+  const ValueReader root(results, file, "");
+  ObjectReader o = root.as_object();
+  o.at("kind").as_choice({"clustersim-calibration-results"});
+  std::string machine = system;
+  std::string nccl_version = "2.28";
+  if (auto env = o.maybe("environment")) {
+    ObjectReader e = env->as_object();
+    if (machine.empty()) {
+      if (auto it = e.maybe("instance_type")) {
+        const std::string inst = it->as_string();
+        if (catalog.has_instance(inst)) machine = inst;
+      }
+    }
+    if (auto v = e.maybe("nccl_version")) {
+      // "2.28.9" -> the table of that release if there is one, else its minor release.
+      const std::string name = v->as_string();
+      try {
+        nccl_version = NcclVersion::builtin(name).name;
+      } catch (const InputError&) {
+        nccl_version = name.substr(0, name.rfind('.'));
+      }
+    }
+  }
+  if (machine.empty()) {
+    throw InputError(file, "/environment/instance_type",
+                     "expected an instance type from the catalog; name the system with --system");
+  }
+  auto colls = o.maybe("collectives");
+  if (!colls) return sets;
+  int index = 0;
+  for (const ValueReader& c : colls->as_array()) {
+    ObjectReader e = c.as_object();
+    ValidationSet set;
+    const std::string opname = e.at("op").as_choice(
+        {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"});
+    const int nodes = static_cast<int>(e.at("nodes").as_int({.min = 1}));
+    set.gpus_per_node = static_cast<int>(e.at("gpus_per_node").as_int({.min = 1}));
+    if (auto env = e.maybe("env")) {
+      env->read_object([&](ObjectReader& m) {
+        for (const auto& k : m.keys()) set.env[k] = m.at(k).as_string();
+      });
+    }
+    const std::string algo = e.get_or("algo", std::string("auto"));
+    const std::string proto = e.get_or("proto", std::string("auto"));
+    set.nccl_version = nccl_version;
+    set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
+    set.name = std::filesystem::path(file).stem().string() + "/" + std::to_string(index) + "/" + opname + "/" +
+               std::to_string(nodes) + "x" + std::to_string(set.gpus_per_node) + "/" + algo + "/" + proto;
+    set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
+                      machine + ", algo " + algo + ", proto " + proto;
+    set.provenance = file + " (calibration results)";
+    for (const ValueReader& pv : e.at("points").as_array(1)) {
+      ObjectReader pt = pv.as_object();
+      ValidationPoint p;
+      p.system = machine;
+      p.nodes = nodes;
+      p.op = *parse_op(opname);
+      p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 0}));
+      p.measured_time_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
+      p.measured_busbw_GBps = pt.get_or("busbw_GBps", 0.0);
+      set.points.push_back(p);
+    }
+    sets.push_back(std::move(set));
+    ++index;
+  }
+  return sets;
+}
+
+std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file) {
+  std::map<std::string, Threshold> out;
+  parse_json_text(text, file).root().read_object([&](ObjectReader& o) {
+    o.at("schema_version").as_int({.min = 1, .max = 1});
+    o.at("note").as_string();
+    o.at("sets").read_object([&](ObjectReader& s) {
+      for (const auto& name : s.keys()) {
+        s.at(name).read_object([&](ObjectReader& t) {
+          Threshold th;
+          th.median_abs_error = t.at("median_abs_error").as_number({.min = 0});
+          th.worst_abs_error = t.at("worst_abs_error").as_number({.min = 0});
+          out[name] = th;
+        });
+      }
+    });
+  });
+  return out;
+}
+
+SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
+                         const hardware::CalibrationProfile* profile) {
+  SetResult r;
+  r.set = &set;
+  std::map<std::pair<std::string, int>, std::unique_ptr<CollectivePredictor>> predictors;
+  std::vector<double> errors;
+  for (const ValidationPoint& p : set.points) {
+    auto key = std::make_pair(p.system, p.nodes);
+    auto it = predictors.find(key);
+    if (it == predictors.end()) {
+      PredictorConfig cfg;
+      cfg.node = hardware::resolve_node(catalog, p.system);
+      cfg.shape = {p.nodes, set.gpus_per_node};
+      cfg.env = set.env;
+      cfg.env_location = set.name + "/env";
+      cfg.version = set.nccl_version;
+      cfg.placement.ranks_per_process = set.gpus_per_thread;
+      cfg.profile = profile;
+      it = predictors.emplace(key, std::make_unique<CollectivePredictor>(cfg)).first;
+    }
+    NcclTestsMethod m;
+    m.gpus_per_thread = set.gpus_per_thread;
+    m.iters = set.iters;
+    PointResult pr;
+    pr.point = p;
+    pr.prediction = it->second->predict(p.op, p.size, m);
+    pr.error = (pr.prediction.time.microseconds() - p.measured_time_us) / p.measured_time_us;
+    pr.counted = p.size.count() >= kCountedFromBytes;
+    if (pr.counted) errors.push_back(std::fabs(pr.error));
+    r.points.push_back(std::move(pr));
+  }
+  r.counted = static_cast<int>(errors.size());
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    const std::size_t n = errors.size();
+    r.median_abs_error = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+    r.worst_abs_error = errors.back();
+  }
+  return r;
+}
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,82 @@
+#pragma once
+// Predicted against measured for collectives: published nccl-tests results (CSV files with a
+// set description, tests/validation/data/) and this project's calibration results JSON
+// (calibration results schema: "collectives" entries with their points).
+//
+// For every measured point the prediction runs under the conditions the set states (catalog
+// system, nodes, GPUs per node, NCCL release, NCCL variables, nccl-tests -g and -n); nothing is
+// fitted to the measurement. The error of a point is (predicted - measured) / measured time; a
+// set's figures are the median and the worst absolute error over its points of 64 KB and more
+// (smaller sizes are reported but not counted: they measure launch and synchronisation costs that
+// depend on the host).
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/calibration_profile.hpp"
+#include "hardware/catalog.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+
+namespace clustersim::sim::nccl {
+
+struct ValidationPoint {
+  std::string system;       // catalog system or instance
+  int nodes = 1;
+  CollectiveOp op = CollectiveOp::ALL_REDUCE;
+  Bytes size;
+  double measured_time_us = 0;
+  double measured_busbw_GBps = 0;
+};
+
+struct ValidationSet {
+  std::string name;
+  std::string description;
+  std::string provenance;
+  int gpus_per_node = 8;
+  std::string nccl_version = "2.28";
+  std::map<std::string, std::string> env;
+  int gpus_per_thread = 1;
+  int iters = 20;
+  std::vector<ValidationPoint> points;
+};
+
+struct PointResult {
+  ValidationPoint point;
+  CollectivePrediction prediction;
+  double error = 0;  // (predicted - measured) / measured time
+  bool counted = false;
+};
+
+struct SetResult {
+  const ValidationSet* set = nullptr;
+  std::vector<PointResult> points;
+  int counted = 0;
+  double median_abs_error = 0;
+  double worst_abs_error = 0;
+};
+
+struct Threshold {
+  double median_abs_error = 0;
+  double worst_abs_error = 0;
+};
+
+inline constexpr long long kCountedFromBytes = 64 * 1024;
+
+// Reads the set descriptions; `read_file(name)` returns the text of a data file beside them.
+std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const std::string& file,
+                                               const std::function<std::string(const std::string&)>& read_file);
+// One set per "collectives" entry of a calibration results file. The catalog system comes from
+// environment.instance_type, else `system` (required then).
+std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, const std::string& file,
+                                             const hardware::Catalog& catalog, const std::string& system);
+std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file);
+
+SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
+                         const hardware::CalibrationProfile* profile);
+
+}  // namespace clustersim::sim::nccl

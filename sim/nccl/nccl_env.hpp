@@ -1,0 +1,77 @@
+#pragma once
+// The NCCL_* environment variables the simulator honours, parsed as NCCL parses them, with what
+// they change (NCCL 2.28 source, file named per variable):
+//
+//   NCCL_ALGO, NCCL_PROTO   tuning.cc parseList: "Ring,Tree", "^NVLS", and since 2.24 per function
+//                           "allreduce:tree;broadcast:ring". Unknown words are errors (NCCL fails).
+//   NCCL_P2P_DISABLE=1      paths.cc ncclGetLevel: P2P level LOC, so no P2P between GPUs.
+//   NCCL_P2P_LEVEL          LOC NVL PIX PXB PHB SYS (or old numbers 0-5): farthest P2P path.
+//   NCCL_P2P_READ_ENABLE    p2p.cc: force P2P read (1) or write (0); default read on sm80 NVLink.
+//   NCCL_SHM_DISABLE=1      shm.cc: no SHM transport; NET between GPUs of a node.
+//   NCCL_NET_GDR_LEVEL      paths.cc ncclTopoCheckGdr: farthest GPU-NIC path with GPUDirect RDMA.
+//   NCCL_NET_GDR_READ=0     no GPUDirect for sends.
+//   NCCL_MIN/MAX_NCHANNELS  connect.cc: clamp the collective channel count.
+//   NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE   init.cc computeBuffSizes.
+//   NCCL_P2P_NET/NVL/PCI_CHUNKSIZE                         init.cc p2p chunk sizes.
+//   NCCL_CROSS_NIC          search.cc: rings may leave through another NIC (0, 1, 2 = try both).
+//   NCCL_IB_DISABLE=1       net_ib.cc: no InfiniBand/RoCE verbs; NCCL falls back to sockets.
+//   NCCL_NVLS_ENABLE        nvls.cc: 0 off, 1 on, 2 (default) on where supported.
+//   NCCL_NVLS_NCHANNELS     nvls.cc: NVLS channel count.
+//   NCCL_COLLNET_ENABLE=1   init.cc: CollNet when a CollNet plugin (in-network reduction) is found.
+//   NCCL_PAT_ENABLE         tuning.cc ncclPatEnable (2.23+).
+//   NCCL_PXN_DISABLE=1      paths.cc: no PCI x NVLink relay to a remote rail's NIC.
+//   NCCL_CUMEM_ENABLE=0     p2p.cc: legacy CUDA IPC instead of cuMem handles.
+//   NCCL_HOSTID             misc/utils.cc getHostHash: processes with equal host ids are one host.
+// Variables NCCL has that change nothing here (NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...) are kept as
+// "ignored"; names NCCL does not have are reported as unknown (a likely typo).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/units.hpp"
+#include "sim/nccl/nccl_types.hpp"
+
+namespace clustersim::sim::nccl {
+
+// NCCL_ALGO / NCCL_PROTO as an enable matrix per collective (NCCL's functions: Broadcast, Reduce,
+// AllGather, ReduceScatter, AllReduce; send/recv and alltoall are not tuned).
+struct EnableMatrix {
+  // [op][element] with op in {BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER, ALL_REDUCE}.
+  std::map<CollectiveOp, std::vector<bool>> enabled;
+  bool is_set = false;
+  bool allows(CollectiveOp op, int element) const;
+};
+
+struct NcclEnv {
+  std::map<std::string, std::string> raw;  // as given
+  EnableMatrix algo;                       // elements indexed by Algorithm
+  EnableMatrix proto;                      // elements indexed by Protocol
+  std::optional<PathType> p2p_level;       // from NCCL_P2P_DISABLE / NCCL_P2P_LEVEL
+  std::optional<bool> p2p_read;            // NCCL_P2P_READ_ENABLE
+  bool shm_disable = false;
+  std::optional<PathType> net_gdr_level;
+  bool net_gdr_read_disable = false;
+  std::optional<int> min_nchannels, max_nchannels;
+  std::optional<Bytes> buffsize, ll_buffsize, ll128_buffsize;
+  std::optional<Bytes> p2p_net_chunksize, p2p_nvl_chunksize, p2p_pci_chunksize;
+  std::optional<int> cross_nic;
+  bool ib_disable = false;
+  std::optional<int> nvls_enable;  // 0, 1, 2
+  std::optional<int> nvls_nchannels;
+  bool collnet_enable = false;
+  std::optional<int> pat_enable;
+  bool pxn_disable = false;
+  std::optional<bool> cumem_enable;
+  std::optional<std::string> host_id;
+  std::vector<std::string> ignored;  // NCCL variables that change nothing in the model
+  std::vector<std::string> unknown;  // NCCL_* names NCCL does not read
+
+  // Parses `env` (only NCCL_* keys are looked at; others are ignored). A bad value is an
+  // InputError naming the variable and the expected form; `where` prefixes the location
+  // ("--env", "/nccl/env").
+  static NcclEnv parse(const std::map<std::string, std::string>& env, const std::string& where = "--env");
+};
+
+}  // namespace clustersim::sim::nccl

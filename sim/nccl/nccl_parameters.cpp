@@ -1,0 +1,93 @@
+#include "sim/nccl/nccl_parameters.hpp"
+
+#include <algorithm>
+
+namespace clustersim::sim::nccl {
+
+const std::vector<std::string>& nccl_parameter_names() {
+  static const std::vector<std::string> names = {
+      "nccl.nvlink.efficiency",       "nccl.pcie.efficiency",      "nccl.net.efficiency",
+      "nccl.shm.bandwidth",           "nccl.nvls.efficiency",      "nccl.ll.bandwidth",
+      "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
+      "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
+      "nccl.net.latency",             "nccl.host.call_overhead"};
+  return names;
+}
+
+NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, const ChannelPlan& channels,
+                        const NcclVersion& version) {
+  NcclRates r;
+  const auto& node = sys.node();
+  const auto* gpu = node.gpu;
+  const int arch = static_cast<int>(sys.arch());
+  const int N = sys.nccl_nodes();
+  const int index2 = N <= 2 ? N - 1 : 2;
+  const std::string v = "NCCL " + version.name;
+
+  if (sys.nvlink_usable()) {
+    const double nccl_link = version.topology.nvlink_per_link(sys.cc()).gigabytes_per_second();
+    const double sheet_link = gpu->nvlink.link_bandwidth.value.gigabytes_per_second();
+    const double eff = params.ratio("nccl.nvlink.efficiency", nccl_link / sheet_link,
+                                    v + " per-link NVLink figure " + format_significant(nccl_link, 4) +
+                                        " GB/s over the datasheet " + format_significant(sheet_link, 4) + " GB/s");
+    r.nvlink = sys.nvlink_bandwidth() * eff;
+  }
+  {
+    const double sheet = sys.pcie_bandwidth().gigabytes_per_second();
+    const double eff = params.ratio("nccl.pcie.efficiency", sys.nccl_pci_bw() / sheet,
+                                    v + " PCIe figure " + format_significant(sys.nccl_pci_bw(), 4) +
+                                        " GB/s over the datasheet " + format_significant(sheet, 4) + " GB/s");
+    r.pcie = sys.pcie_bandwidth() * eff;
+  }
+  {
+    const Bandwidth mem = node.host().memory_bandwidth_per_socket.value / 2.0;
+    const Bandwidth fallback = std::min(r.pcie, mem);
+    r.shm = params.bandwidth("nccl.shm.bandwidth", fallback,
+                             "min(GPU PCIe rate at NCCL's efficiency, host memory bandwidth per socket / 2)");
+  }
+  if (!sys.nics().empty()) {
+    const double eff = params.ratio("nccl.net.efficiency", 12.0 / 12.5,
+                                    "NCCL maintainers' rule of thumb: about 12 GB/s per 100 Gb/s NIC");
+    r.nic = sys.nics().front().bandwidth * eff;
+    Duration lat = node.fabric->nic_latency.value;
+    const auto& topo = node.instance->network.topology;
+    if (topo.kind != hardware::NetworkTopologyKind::SINGLE_SWITCH && sys.nodes() > topo.nodes_per_leaf) {
+      lat += node.fabric->switch_latency.value * 2;
+    }
+    r.net_latency = params.duration("nccl.net.latency", lat,
+                                    "catalog " + node.fabric->name + " nic_latency (+2 switch hops beyond a leaf)");
+  }
+  if (channels.nvls.n_channels > 0 && sys.nccl_nvlink_bw() > 0) {
+    double eff28 = 0;
+    if (version.tuner.nvls_efficiency) {
+      eff28 = (*version.tuner.nvls_efficiency)[arch];
+    } else {
+      eff28 = (*NcclVersion::builtin("2.28").tuner.nvls_efficiency)[arch];
+    }
+    const double graph = channels.nvls.n_channels * channels.nvls.bw_intra;
+    r.nvls_efficiency = params.ratio("nccl.nvls.efficiency", eff28 * graph / sys.nccl_nvlink_bw(),
+                                     "NCCL 2.28 nvlsEfficiency " + format_significant(eff28, 3) + " x NVLS graph " +
+                                         format_significant(graph, 4) + " GB/s over NCCL's NVLink figure " +
+                                         format_significant(sys.nccl_nvlink_bw(), 4) + " GB/s");
+  }
+  const int index1 = N == 1 ? arch : (sys.cpu_vendor() == CpuVendor::AMD ? 1 : 0);
+  r.ll_total = params.bandwidth("nccl.ll.bandwidth",
+                                Bandwidth::gigabytes_per_second(version.tuner.ll_max_bw[index1][index2]),
+                                v + " llMaxBw");
+  r.ll128_channel = params.bandwidth(
+      "nccl.ll128.channel_bandwidth",
+      Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_ring_ll128_bw[arch][index2]),
+      v + " perChMaxRingLL128Bw");
+  r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
+                                      Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
+                                      v + " perChMaxTreeBw");
+  r.base_scale = params.ratio("nccl.latency.base_scale", 1.0, v + " base latencies as they are");
+  r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
+  r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");
+  r.net_scale = params.ratio("nccl.latency.net_scale", 1.0, v + " network step latencies as they are");
+  r.host_call = params.duration("nccl.host.call_overhead", version.host.call_overhead, version.host.source);
+  r.any_uncalibrated = params.any_uncalibrated();
+  return r;
+}
+
+}  // namespace clustersim::sim::nccl

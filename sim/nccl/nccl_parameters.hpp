@@ -1,0 +1,77 @@
+#pragma once
+// The calibration parameters of the NCCL model ("nccl.*" names in a calibration profile), each
+// with its meaning, unit and the fallback used when the profile lacks it. Fallbacks come from the
+// catalog (datasheet rates, fabric latencies) combined with NCCL's own assumptions for the chosen
+// release (sim/nccl/versions/*.json); a prediction that used any fallback says so and carries the
+// fallback's wider uncertainty (hardware::ParameterSet records both).
+//
+//   name                           unit    meaning; fallback
+//   nccl.nvlink.efficiency         ratio   payload rate NCCL's copies reach on NVLink, per direction,
+//                                          over the datasheet rate; NCCL's per-link figure (topo.h:
+//                                          sm80 20, sm90 20.6, sm100 40.1 GB/s) / catalog per-link rate
+//   nccl.pcie.efficiency           ratio   same for a GPU's PCIe link; NCCL's PCIe figure (x16 Gen4
+//                                          24, Gen5 48 GB/s) / catalog PCIe rate
+//   nccl.net.efficiency            ratio   payload rate over NIC line rate; 12 GB/s per 100 Gb/s
+//                                          (0.96), the NCCL maintainers' rule of thumb
+//   nccl.shm.bandwidth             B/s     per-GPU rate of the SHM transport (through host memory);
+//                                          min(PCIe rate x pcie efficiency, host memory bandwidth per
+//                                          socket / 2)
+//   nccl.nvls.efficiency           ratio   NVLS all-reduce algorithm bandwidth over the NVLink rate
+//                                          NCCL assumes for the GPU; NCCL 2.28's nvlsEfficiency (sm90
+//                                          0.85, sm100 0.74) x the NVLS graph's channels x speed over
+//                                          NCCL's NVLink figure (tuning.cc, search.cc)
+//   nccl.ll.bandwidth              B/s     most a GPU moves with LL (all channels); NCCL's llMaxBw
+//                                          for the GPU and node count
+//   nccl.ll128.channel_bandwidth   B/s     most one channel moves with LL128; NCCL's
+//                                          perChMaxRingLL128Bw
+//   nccl.simple.channel_bandwidth  B/s     most one channel moves with Simple; NCCL's perChMaxTreeBw
+//   nccl.latency.base_scale        ratio   multiplies NCCL's base latency (per collective: launch,
+//                                          set-up, final synchronisation); 1
+//   nccl.latency.nvlink_scale      ratio   multiplies NCCL's per-step latency over NVLink; 1
+//   nccl.latency.pcie_scale        ratio   same over PCIe and SHM; 1
+//   nccl.latency.net_scale         ratio   same for the network proxy path; 1
+//   nccl.net.latency               s       NIC-to-NIC one-way latency of a small message; the
+//                                          catalog fabric's nic_latency (+ 2 switch latencies when
+//                                          the path leaves a leaf switch)
+//   nccl.host.call_overhead        s       host time of one NCCL call on one GPU (enqueue and kernel
+//                                          launch); the release table's host_call_overhead estimate
+//
+// Protocol line formats are NCCL facts, not parameters: LL sends 8 data bytes per 16-byte line
+// (wire factor 2), LL128 120 of every 128 bytes (16/15), Simple raw data (1).
+
+#include <string>
+
+#include "hardware/calibration_profile.hpp"
+#include "hardware/units.hpp"
+#include "sim/nccl/channel_search.hpp"
+#include "sim/nccl/nccl_system.hpp"
+#include "sim/nccl/nccl_version.hpp"
+
+namespace clustersim::sim::nccl {
+
+struct NcclRates {
+  // Effective per-direction capacities (payload bytes per second) of one GPU's links.
+  Bandwidth nvlink;    // datasheet x nvlink efficiency (0 without usable NVLink)
+  Bandwidth pcie;      // datasheet x pcie efficiency
+  Bandwidth shm;
+  Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
+  double nvls_efficiency = 0;
+  // Protocol limits.
+  Bandwidth ll_total;
+  Bandwidth ll128_channel;
+  Bandwidth simple_channel;
+  // Latency scales and figures.
+  double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
+  Duration net_latency;
+  Duration host_call;
+  bool any_uncalibrated = false;
+};
+
+// Looks every parameter up in `params` (recording use and provenance) with its fallback.
+NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& system, const ChannelPlan& channels,
+                        const NcclVersion& version);
+
+// The names above, for documentation and the fitter.
+const std::vector<std::string>& nccl_parameter_names();
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,68 @@
+#pragma once
+// The vocabulary of NCCL as the simulator speaks it: collectives, algorithms, protocols,
+// transports and NCCL's path types, in NCCL's own order so that tables copied as data from its
+// tuner (sim/nccl/versions/*.json) index the same way.
+//
+// NCCL 2.28 src/include/device.h: algorithms Tree, Ring, CollNetDirect, CollNetChain, NVLS,
+// NVLSTree, PAT; protocols LL, LL128, Simple. src/graph/topo.h: path types LOC, NVL, NVB, C2C,
+// PIX, PXB, P2C, PXN, PHB, SYS, NET, DIS (smaller is closer).
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clustersim::sim::nccl {
+
+enum class CollectiveOp { ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, BROADCAST, REDUCE, ALLTOALL, SENDRECV };
+inline constexpr std::array<CollectiveOp, 7> kAllOps = {
+    CollectiveOp::ALL_REDUCE, CollectiveOp::ALL_GATHER, CollectiveOp::REDUCE_SCATTER, CollectiveOp::BROADCAST,
+    CollectiveOp::REDUCE,     CollectiveOp::ALLTOALL,   CollectiveOp::SENDRECV};
+
+enum class Algorithm { TREE = 0, RING = 1, COLLNET_DIRECT = 2, COLLNET_CHAIN = 3, NVLS = 4, NVLS_TREE = 5, PAT = 6 };
+inline constexpr int kNumAlgorithms = 7;
+inline constexpr std::array<Algorithm, kNumAlgorithms> kAllAlgorithms = {
+    Algorithm::TREE, Algorithm::RING,      Algorithm::COLLNET_DIRECT, Algorithm::COLLNET_CHAIN,
+    Algorithm::NVLS, Algorithm::NVLS_TREE, Algorithm::PAT};
+
+enum class Protocol { LL = 0, LL128 = 1, SIMPLE = 2 };
+inline constexpr int kNumProtocols = 3;
+inline constexpr std::array<Protocol, kNumProtocols> kAllProtocols = {Protocol::LL, Protocol::LL128, Protocol::SIMPLE};
+
+// NCCL's hardware classes of its latency table (tuning.cc NCCL_HW_NVLINK / PCI / NET).
+enum class HwClass { NVLINK = 0, PCI = 1, NET = 2 };
+
+// NCCL's path types (topo.h), closest first.
+enum class PathType { LOC = 0, NVL = 1, NVB = 2, C2C = 3, PIX = 4, PXB = 5, P2C = 6, PXN = 7, PHB = 8, SYS = 9, NET = 10, DIS = 11 };
+
+// How one hop moves data, as NCCL's transport selection decides (p2p.cc, shm.cc, net.cc).
+enum class TransportKind { P2P, SHM, NET };
+// P2P variants as NCCL logs them: "P2P/direct pointer" (same process), "P2P/CUMEM" (cuMem
+// handles, default since 2.19), "P2P/IPC" (legacy CUDA IPC); "/read" when the receiver pulls.
+enum class P2pVariant { DIRECT, CUMEM, IPC };
+
+std::string_view to_string(CollectiveOp op);
+std::string_view to_string(Algorithm a);      // "ring", "tree", "nvls", "nvls_tree", "pat", "collnet_direct", ...
+std::string_view nccl_name(Algorithm a);      // NCCL's spelling: "Ring", "Tree", "NVLS", "NVLSTree", "PAT", ...
+std::string_view to_string(Protocol p);       // "ll", "ll128", "simple"
+std::string_view nccl_name(Protocol p);       // "LL", "LL128", "Simple"
+std::string_view to_string(HwClass h);
+std::string_view to_string(PathType t);       // "NVL", "PXB", ...
+std::string_view to_string(TransportKind t);  // "P2P", "SHM", "NET"
+
+// Parsing of user words; nullopt when unknown (callers name the expectation in their error).
+std::optional<CollectiveOp> parse_op(std::string_view s);         // all_reduce, allreduce, ...
+std::optional<Algorithm> parse_algorithm(std::string_view s);      // case-insensitive, NCCL or our spelling
+std::optional<Protocol> parse_protocol(std::string_view s);        // case-insensitive
+std::optional<PathType> parse_path_type(std::string_view s);       // NCCL_P2P_LEVEL words (LOC, NVL, PIX, ...)
+std::vector<std::string> op_names();
+
+// nccl-tests' bus-bandwidth factor (src/*_perf.cu *GetBw): busbw = algbw * factor.
+double busbw_factor(CollectiveOp op, int nranks);
+// Bytes NCCL moves for an nccl-tests "size" (the size column): per-rank input of all_reduce,
+// broadcast, reduce and sendrecv; the total of all ranks' pieces for all_gather, reduce_scatter
+// (and the per-rank buffer of nranks pieces for alltoall).
+bool size_is_total_across_ranks(CollectiveOp op);
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,112 @@
+#include "sim/nccl/step_program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace clustersim::sim::nccl {
+
+std::string_view to_string(ResourceKind k) {
+  switch (k) {
+    case ResourceKind::NVLINK_OUT: return "nvlink_out";
+    case ResourceKind::NVLINK_IN: return "nvlink_in";
+    case ResourceKind::PCIE_OUT: return "pcie_out";
+    case ResourceKind::PCIE_IN: return "pcie_in";
+    case ResourceKind::SHM_OUT: return "shm_out";
+    case ResourceKind::SHM_IN: return "shm_in";
+    case ResourceKind::NIC_OUT: return "nic_out";
+    case ResourceKind::NIC_IN: return "nic_in";
+    case ResourceKind::NVLS: return "nvls";
+  }
+  return "?";
+}
+
+int StepProgram::add_hop(Hop h) {
+  hops.push_back(std::move(h));
+  return static_cast<int>(hops.size()) - 1;
+}
+
+int StepProgram::add_connection(int window_transfers) {
+  window.push_back(std::max(1, window_transfers));
+  return connections++;
+}
+
+int StepProgram::add(int hop, int conn, double bytes, std::initializer_list<int> deps, bool consumes_first_dep) {
+  Transfer t;
+  t.hop = hop;
+  t.conn = conn;
+  t.bytes = bytes;
+  int k = 0;
+  for (int d : deps) {
+    if (d < 0) continue;
+    if (k >= 3) throw std::logic_error("a transfer has at most three dependencies");
+    if (d >= static_cast<int>(transfers.size())) throw std::logic_error("dependency on a later transfer");
+    t.deps[k] = d;
+    t.consumes[k] = consumes_first_dep && k == 0;
+    ++k;
+  }
+  transfers.push_back(t);
+  return static_cast<int>(transfers.size()) - 1;
+}
+
+void assign_rates(StepProgram& p, const Capacities& caps) {
+  // Wire bytes per cycle on each resource class.
+  std::array<double, kNumResourceKinds> load{};
+  for (const Hop& h : p.hops) {
+    for (const ResourceLoad& l : h.loads) load[static_cast<int>(l.kind)] += l.flows * h.bytes_per_cycle * h.wire_factor;
+  }
+  for (Hop& h : p.hops) {
+    double rate = h.channel_cap.bytes_per_second();
+    for (const ResourceLoad& l : h.loads) {
+      const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
+      const double total = load[static_cast<int>(l.kind)];
+      if (total <= 0 || h.bytes_per_cycle <= 0) continue;
+      // The resource's cycle time is total / cap; this flow moves bytes_per_cycle in it.
+      rate = std::min(rate, cap * h.bytes_per_cycle / total);
+    }
+    if (!std::isfinite(rate) || rate <= 0) rate = 1e15;  // a hop that crosses nothing (local copy)
+    h.rate = Bandwidth::bytes_per_second(rate);
+  }
+}
+
+ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
+  const std::size_t n = p.transfers.size();
+  std::vector<double> finish(n), arrival(n), consumed(n);
+  std::vector<std::vector<int>> conn_seq(p.connections);
+  std::vector<double> conn_free(p.connections, 0.0);
+  const double t0 = p.fixed.seconds();
+  double last = t0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Transfer& t = p.transfers[i];
+    const Hop& h = p.hops[t.hop];
+    double start = std::max(t0, conn_free[t.conn]);
+    for (int k = 0; k < 3; ++k) {
+      if (t.deps[k] >= 0) start = std::max(start, arrival[t.deps[k]]);
+    }
+    auto& seq = conn_seq[t.conn];
+    const int w = p.window[t.conn];
+    if (static_cast<int>(seq.size()) >= w) {
+      const int j = seq[seq.size() - w];
+      start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
+    }
+    const double rate = h.rate.bytes_per_second();
+    finish[i] = start + t.bytes / rate;
+    arrival[i] = finish[i] + h.latency.seconds();
+    consumed[i] = arrival[i];
+    for (int k = 0; k < 3; ++k) {
+      if (t.deps[k] >= 0 && t.consumes[k]) {
+        // The slot of a forwarded transfer is free once its reader is done (finish >= arrival).
+        consumed[t.deps[k]] = std::max(consumed[t.deps[k]], finish[i]);
+      }
+    }
+    conn_free[t.conn] = finish[i];
+    seq.push_back(static_cast<int>(i));
+    last = std::max(last, arrival[i]);
+  }
+  ProgramTiming out;
+  out.total = Duration::from_seconds(last);
+  if (keep) out.finish = std::move(finish);
+  return out;
+}
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,106 @@
+#pragma once
+// A collective as the transfers NCCL's kernels make, for one representative channel, with the
+// dependencies that order them. Both speeds of the model run the same program:
+//  * the analytic fast path (evaluate_program) gives each transfer its uncontended rate and walks
+//    the program once in order (a longest-path pass, no event queue);
+//  * the event simulation (sim/nccl/collective_sim.hpp) starts each transfer as a flow on the
+//    shared network when its dependencies are met.
+//
+// Semantics (times in seconds, sizes in payload bytes):
+//   start(i)   = max(t0, arrival(dep) for each dep of i, finish of the previous transfer on the
+//                same connection, credit(i))
+//   finish(i)  = start(i) + bytes(i) / rate(hop(i))
+//   arrival(i) = finish(i) + latency(hop(i))
+//   credit(i)  = consumed(j) + latency(hop(j)) for j the transfer `window` places earlier on the
+//                same connection (NCCL_STEPS slots per connection; a Simple slice holds
+//                sliceSteps slots); consumed(j) = the latest finish of the transfers that read j
+//                (marked `consumes`), or arrival(j) when nothing forwards it
+//   total      = t0 + max arrival, with t0 the collective's fixed cost (NCCL base latency)
+// Symmetry: a program lists the transfers of the distinct roles only (one rank for a ring inside a
+// node; one rank per node position for a ring over nodes; one per tree level and chain position).
+// A dependency on "the upstream rank's transfer of the previous step" points at the transfer of the
+// role that plays the upstream rank, which by symmetry has the same times.
+//
+// Rates come from the hops: each hop names the physical resources its flows cross and how many
+// flows of the whole collective share one instance of each; a flow's uncontended rate is the
+// resource capacity divided in proportion to the wire bytes per cycle of all flows on it
+// (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit.
+
+#include <array>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "hardware/units.hpp"
+#include "sim/nccl/nccl_system.hpp"
+
+namespace clustersim::sim::nccl {
+
+// Per-direction resources of one node, by class (all instances of a class are alike).
+enum class ResourceKind { NVLINK_OUT, NVLINK_IN, PCIE_OUT, PCIE_IN, SHM_OUT, SHM_IN, NIC_OUT, NIC_IN, NVLS };
+inline constexpr int kNumResourceKinds = 9;
+std::string_view to_string(ResourceKind k);
+
+struct ResourceLoad {
+  ResourceKind kind = ResourceKind::NVLINK_OUT;
+  double flows = 1;  // concurrent flows of this hop on one instance of the resource
+};
+
+// Where a hop's flows run in a real network (for the event simulation): from a GPU of the
+// representative node to a GPU of the same node or of the next node, or through the NVSwitch.
+struct HopEndpoints {
+  int src_gpu = 0;       // local GPU index on node 0
+  int dst_gpu = 0;       // local GPU index
+  int dst_node = 0;      // 0: same node, 1: next node (ring and tree neighbours)
+};
+
+struct Hop {
+  std::string label;            // "NVLink P2P", "NET/IB", ...
+  HopTransport transport;
+  std::vector<ResourceLoad> loads;
+  double wire_factor = 1;       // wire bytes per payload byte (LL 2, LL128 16/15)
+  Bandwidth channel_cap = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
+  double bytes_per_cycle = 0;   // payload bytes one flow moves per pipeline item (for sharing)
+  Duration latency;             // per transfer: NCCL step synchronisation (+ wire latency)
+  Bandwidth rate;               // assigned by assign_rates: uncontended payload rate of one flow
+  HopEndpoints endpoints;
+  int multiplicity = 1;         // identical flows this representative flow stands for (channels)
+};
+
+struct Transfer {
+  int hop = 0;
+  int conn = 0;                  // connection: transfers on one connection are sent in order
+  double bytes = 0;              // payload bytes
+  std::array<int, 3> deps{-1, -1, -1};
+  std::array<bool, 3> consumes{false, false, false};  // this transfer reads (and frees) the dep's slot
+};
+
+struct StepProgram {
+  std::vector<Hop> hops;
+  std::vector<Transfer> transfers;   // in an order where every dependency comes first
+  int connections = 0;
+  std::vector<int> window;           // slots per connection (in transfers)
+  Duration fixed;                    // t0: the collective's fixed cost
+  double channel_payload_bytes = 0;  // payload one channel carries (for reports)
+
+  int add_hop(Hop h);
+  int add_connection(int window_transfers);
+  int add(int hop, int conn, double bytes, std::initializer_list<int> deps = {}, bool consumes_first_dep = false);
+};
+
+struct Capacities {
+  std::array<Bandwidth, kNumResourceKinds> per_instance{};
+};
+
+// Gives every hop its uncontended per-flow rate from the resource capacities.
+void assign_rates(StepProgram& program, const Capacities& caps);
+
+struct ProgramTiming {
+  Duration total;              // t0 + last arrival
+  std::vector<double> finish;  // per transfer, seconds from the start
+};
+
+// The analytic pass (uses hop.rate as assigned).
+ProgramTiming evaluate_program(const StepProgram& program, bool keep_per_transfer = false);
+
+}  // namespace clustersim::sim::nccl

@@ -1,0 +1,354 @@
+// Tree, NVLS, NVLS-Tree, CollNet and PAT step programs (see collective_program.hpp).
+//
+// Trees (connect.cc connectTrees, device/all_reduce.h runTreeSplit): inside a node the ranks form
+// a chain whose head talks to the network; between nodes NCCL builds two complementary binary
+// trees (each node is inner in one and a leaf in the other) and gives each half of the channels.
+// A chunk climbs the chain and the tree (reduce), then comes down (broadcast); up and down run at
+// the same time on split thread groups. The program follows one chunk path per tree level and
+// chain position: roles (level, position), level 0 the root, depth floor(log2(nodes)).
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/nccl/collective_program.hpp"
+
+namespace clustersim::sim::nccl {
+
+namespace {
+
+long long div_up(long long a, long long b) { return (a + b - 1) / b; }
+
+int depth_of(int hosts) {
+  int d = 0;
+  while ((2 << d) <= hosts) ++d;  // floor(log2(hosts))
+  return d;
+}
+
+int log2_ceil(int n) {
+  int d = 0;
+  while ((1 << d) < n) ++d;
+  return d;
+}
+
+// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE).
+long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int heads) {
+  const long long step = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
+  long long chunk = ctx.version.device.nvls_chunk_size ? ctx.version.device.nvls_chunk_size->count() : step;
+  const long long bytes = s.bytes.count();
+  const long long conc = static_cast<long long>(std::max(1, s.channels)) * std::max(1, heads);
+  if (s.algorithm == Algorithm::NVLS) {
+    if (bytes < 64 * conc * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 8 * conc * chunk && chunk > 32768) chunk = 32768;
+    if (bytes < 2 * conc * chunk && chunk > 16384) chunk = 16384;
+  } else {
+    if (ctx.system.nccl_nodes() >= 4) chunk = std::min<long long>(chunk, 65536);
+    if (bytes < 32 * conc * chunk && chunk > 262144) chunk = 262144;
+    if (bytes < 16 * conc * chunk && chunk > 131072) chunk = 131072;
+    if (bytes < 4 * conc * chunk && chunk > 65536) chunk = 65536;
+    if (bytes < 1 * conc * chunk && chunk > 32768) chunk = 32768;
+  }
+  return chunk;
+}
+
+struct TreeHops {
+  int up_intra = -1, down_intra = -1, up_net = -1, down_net = -1;
+};
+
+}  // namespace
+
+StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
+  const NcclSystem& sys = ctx.system;
+  const int n = sys.nranks();
+  const int R = sys.ranks_per_host();
+  const int H = n / R;
+  const int D = depth_of(H);
+  const int nch = std::max(1, s.channels);
+  const ProtocolBuffers buf = protocol_buffers(ctx, s.protocol);
+  long long chunk = buf.step_payload.count();
+  const long long per_channel = div_up(s.bytes.count(), nch);
+  if (s.protocol == Protocol::LL128) {
+    // calcCollChunking: smaller LL128 chunks for trees when the data per channel is small.
+    const double ppn = R;
+    const double nsteps = 1 + log2_ceil(H) + 0.1 * ppn;
+    while (per_channel / chunk < nsteps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (per_channel / chunk < nsteps * 16 / ppn && chunk > 32768) chunk /= 2;
+  }
+  StepProgram p;
+  p.fixed = base_latency(ctx, Algorithm::TREE, s.protocol);
+  p.channel_payload_bytes = static_cast<double>(per_channel);
+  const int nics = nic_devices_used(sys);
+  const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
+  // Up and down share a channel's threads (split tree).
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / 2.0;
+  TreeHops hops;
+  auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node) {
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows);
+    h.wire_factor = buf.wire;
+    h.channel_cap = cap;
+    h.latency = hop_latency(ctx, t, Algorithm::TREE, s.protocol);
+    h.multiplicity = nch;
+    h.endpoints = {src, dst, node};
+    return p.add_hop(h);
+  };
+  if (R > 1) {
+    const HopTransport t = sys.transport(1, 0);
+    const double f = nch * (R - 1.0) / R;
+    hops.up_intra = make(t, f, 0, 1, 0, 0);
+    hops.down_intra = make(sys.transport(0, 1), f, 0, 0, 1, 0);
+  }
+  if (H > 1) {
+    const HopTransport t = sys.transport(R % n, 0);
+    // On average a node sends (H-1)/H chunks up and down per channel (the root does not go up,
+    // leaves do not go down), through its NICs.
+    const double per_node = nch * hosts_per_node * (H - 1.0) / H;
+    hops.up_net = make(t, nch / static_cast<double>(R), per_node / nics, 0, 0, 1);
+    hops.down_net = make(sys.transport(0, R % n), nch / static_cast<double>(R), per_node / nics, 0, 0, 1);
+  }
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const double bytes = static_cast<double>(per_channel) / chunks;
+  for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
+
+  // Connections per role: up (chain or network), down chain, down network.
+  const int levels = D + 1;
+  auto role = [&](int d, int pos) { return d * R + pos; };
+  std::vector<int> up_conn(levels * R), down_conn(levels * R), down_net_conn(levels);
+  for (int i = 0; i < levels * R; ++i) {
+    up_conn[i] = p.add_connection(buf.steps);
+    down_conn[i] = p.add_connection(buf.steps);
+  }
+  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(buf.steps);
+
+  std::vector<int> up(levels * R), net_up(levels), down(levels * R), net_down(levels);
+  for (long long c = 0; c < chunks; ++c) {
+    // Up: deepest level first, chain tail first.
+    for (int d = D; d >= 0; --d) {
+      int below = -1;  // arrival from the chain below this position
+      for (int pos = R - 1; pos >= 1; --pos) {
+        const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below}, true);
+        up[role(d, pos)] = id;
+        below = id;
+      }
+      if (d > 0) {
+        const int child_net = d < D ? net_up[d + 1] : -1;
+        net_up[d] = p.add(hops.up_net, up_conn[role(d, 0)], bytes, {below, child_net}, true);
+      }
+    }
+    // The root's reduction is complete when its chain and its network children have arrived.
+    const int root_chain = R > 1 ? up[role(0, 1)] : -1;
+    const int root_net = D >= 1 ? net_up[1] : -1;
+    // Down: root first.
+    for (int d = 0; d <= D; ++d) {
+      int from_above = d == 0 ? -1 : net_down[d - 1];
+      if (d < D) {
+        net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
+                             : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
+      }
+      int prev = -1;
+      for (int pos = 0; pos + 1 < R; ++pos) {
+        int id;
+        if (pos == 0) {
+          id = d == 0 ? p.add(hops.down_intra, down_conn[role(d, pos)], bytes, {root_chain, root_net}, false)
+                      : p.add(hops.down_intra, down_conn[role(d, pos)], bytes, {from_above}, true);
+        } else {
+          id = p.add(hops.down_intra, down_conn[role(d, pos)], bytes, {prev}, true);
+        }
+        down[role(d, pos)] = id;
+        prev = id;
+      }
+    }
+  }
+  return p;
+}
+
+StepProgram build_nvls(const ProgramContext& ctx, const CollectiveShape& s) {
+  // One node: every chunk is reduced by the switch and multicast back (all-reduce), or
+  // multicast (all-gather) / reduced (reduce-scatter). NVLS moves C(1 + 1/R) bytes per direction
+  // per all-reduce chunk C and C(R-1)/R per all-gather or reduce-scatter chunk; the NVLS rate
+  // (nvlink x nccl.nvls.efficiency) is the all-reduce algorithm rate, so the other two count
+  // (R-1)/(R+1) of their chunk.
+  const NcclSystem& sys = ctx.system;
+  const int R = sys.ranks_per_host();
+  const int nch = std::max(1, s.channels);
+  StepProgram p;
+  p.fixed = base_latency(ctx, Algorithm::NVLS, Protocol::SIMPLE);
+  const long long per_channel = div_up(s.bytes.count(), nch);
+  p.channel_payload_bytes = static_cast<double>(per_channel);
+  const long long chunk = nvls_chunk(ctx, s, R);
+  const double equiv = s.op == CollectiveOp::ALL_REDUCE ? 1.0 : (R - 1.0) / (R + 1.0);
+  Hop h;
+  h.transport = sys.transport(0, 1 % sys.nranks());
+  h.label = "NVLS (NVSwitch multicast)";
+  h.loads = {{ResourceKind::NVLS, static_cast<double>(nch)}};
+  h.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  h.latency = hop_latency(ctx, h.transport, Algorithm::RING, Protocol::SIMPLE);
+  h.multiplicity = nch;
+  h.endpoints = {0, 0, 0};
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const double bytes = static_cast<double>(per_channel) / chunks * equiv;
+  h.bytes_per_cycle = bytes;
+  const int hop = p.add_hop(h);
+  const int conn = p.add_connection(ctx.version.device.steps);
+  for (long long c = 0; c < chunks; ++c) p.add(hop, conn, bytes);
+  return p;
+}
+
+StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s) {
+  // NVLS inside each node (reduce-scatter to the GPUs as heads, all-gather back), a tree between
+  // nodes on each head's 1/R share.
+  const NcclSystem& sys = ctx.system;
+  const int n = sys.nranks();
+  const int R = sys.ranks_per_host();
+  const int H = n / R;
+  const int D = depth_of(H);
+  const int nch = std::max(1, s.channels);
+  StepProgram p;
+  p.fixed = base_latency(ctx, Algorithm::NVLS_TREE, Protocol::SIMPLE);
+  const long long per_channel = div_up(s.bytes.count(), nch);
+  p.channel_payload_bytes = static_cast<double>(per_channel);
+  const long long chunk = nvls_chunk(ctx, s, R);
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const double c_bytes = static_cast<double>(per_channel) / chunks;
+  const double share = c_bytes / R;
+  const int nics = nic_devices_used(sys);
+  const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
+  const HopTransport intra = sys.transport(0, 1 % n);
+  Hop nv;
+  nv.transport = intra;
+  nv.label = "NVLS (NVSwitch multicast)";
+  nv.loads = {{ResourceKind::NVLS, 2.0 * nch}};  // reduce and broadcast halves in flight together
+  nv.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  nv.latency = hop_latency(ctx, intra, Algorithm::RING, Protocol::SIMPLE);
+  nv.multiplicity = nch;
+  nv.bytes_per_cycle = c_bytes / 2;
+  const int nv_hop = p.add_hop(nv);
+  const HopTransport net_t = sys.transport(0, R % n);
+  // Every GPU is a head: per node R shares go up and down (H-1)/H of the time.
+  const double per_node = nch * sys.gpus() * (H - 1.0) / H;
+  Hop up = make_hop(ctx, net_t, static_cast<double>(nch), per_node / nics);
+  up.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  up.latency = hop_latency(ctx, net_t, Algorithm::NVLS_TREE, Protocol::SIMPLE);
+  up.multiplicity = nch;
+  up.bytes_per_cycle = share;
+  up.endpoints = {0, 0, 1};
+  Hop down = up;
+  const int up_hop = p.add_hop(up);
+  const int down_hop = p.add_hop(down);
+  (void)hosts_per_node;
+  const int levels = D + 1;
+  const int nv_conn = p.add_connection(ctx.version.device.steps);
+  const int nv_out_conn = p.add_connection(ctx.version.device.steps);
+  std::vector<int> up_conn(levels), down_conn(levels);
+  for (int d = 0; d < levels; ++d) {
+    up_conn[d] = p.add_connection(ctx.version.device.steps);
+    down_conn[d] = p.add_connection(ctx.version.device.steps);
+  }
+  std::vector<int> net_up(levels, -1), net_down(levels, -1);
+  for (long long c = 0; c < chunks; ++c) {
+    const int red = p.add(nv_hop, nv_conn, c_bytes / 2);
+    for (int d = D; d >= 1; --d) {
+      const int child = d < D ? net_up[d + 1] : -1;
+      net_up[d] = p.add(up_hop, up_conn[d], share, {red, child}, true);
+    }
+    const int top = D >= 1 ? net_up[1] : red;
+    for (int d = 0; d < D; ++d) {
+      net_down[d] = d == 0 ? p.add(down_hop, down_conn[d], share, {top, red}, false)
+                           : p.add(down_hop, down_conn[d], share, {net_down[d - 1]}, true);
+    }
+    // The deepest level's broadcast waits for the last network hop down (or the reduction on one
+    // node); the program follows that longest path.
+    const int last = D >= 1 ? net_down[D - 1] : red;
+    p.add(nv_hop, nv_out_conn, c_bytes / 2, {last, top}, true);
+  }
+  return p;
+}
+
+StepProgram build_collnet(const ProgramContext& ctx, const CollectiveShape& s) {
+  // Scatter to the NIC heads over P2P, all-reduce of each head's share in the network switch,
+  // gather back. The network hop costs a round trip to the switch.
+  const NcclSystem& sys = ctx.system;
+  const int n = sys.nranks();
+  const int R = sys.ranks_per_host();
+  const int nch = std::max(1, s.channels);
+  StepProgram p;
+  p.fixed = base_latency(ctx, s.algorithm, Protocol::SIMPLE);
+  const long long per_channel = div_up(s.bytes.count(), nch);
+  p.channel_payload_bytes = static_cast<double>(per_channel);
+  const long long step = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
+  const long long chunk = std::min<long long>(step, 256 * 1024);
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const double c_bytes = static_cast<double>(per_channel) / chunks;
+  const int nics = nic_devices_used(sys);
+  const Bandwidth cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  int scatter = -1, gather = -1;
+  const int conn_s = p.add_connection(ctx.version.device.steps);
+  const int conn_g = p.add_connection(ctx.version.device.steps);
+  const int conn_n = p.add_connection(ctx.version.device.steps);
+  const double intra_bytes = R > 1 ? c_bytes * (R - 1.0) / R : 0;
+  if (R > 1) {
+    const HopTransport t = sys.transport(1, 0);
+    Hop h = make_hop(ctx, t, static_cast<double>(nch), 0);
+    h.channel_cap = cap;
+    h.latency = hop_latency(ctx, t, s.algorithm, Protocol::SIMPLE);
+    h.multiplicity = nch;
+    h.bytes_per_cycle = intra_bytes;
+    h.endpoints = {1, 0, 0};
+    scatter = p.add_hop(h);
+    h.endpoints = {0, 1, 0};
+    gather = p.add_hop(h);
+  }
+  const HopTransport net_t = sys.transport(0, R % n);
+  Hop h = make_hop(ctx, net_t, static_cast<double>(nch), nch * sys.gpus() / static_cast<double>(nics));
+  h.channel_cap = cap;
+  // Up to the switch and back down: two network latencies.
+  h.latency = hop_latency(ctx, net_t, s.algorithm, Protocol::SIMPLE) + ctx.rates.net_latency;
+  h.multiplicity = nch;
+  h.bytes_per_cycle = c_bytes / R;
+  h.endpoints = {0, 0, 1};
+  const int net_hop = p.add_hop(h);
+  for (long long c = 0; c < chunks; ++c) {
+    const int sc = scatter >= 0 ? p.add(scatter, conn_s, intra_bytes) : -1;
+    const int nt = p.add(net_hop, conn_n, c_bytes / R, {sc}, true);
+    if (gather >= 0) p.add(gather, conn_g, intra_bytes, {nt}, true);
+  }
+  return p;
+}
+
+StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
+  // One rank per node. All-gather: round k sends the 2^k pieces gathered so far to the rank 2^k
+  // away; reduce-scatter runs the rounds in the opposite order. Rounds depend on each other.
+  const NcclSystem& sys = ctx.system;
+  const int n = sys.nranks();
+  const int nch = std::max(1, s.channels);
+  StepProgram p;
+  p.fixed = base_latency(ctx, Algorithm::PAT, Protocol::SIMPLE);
+  const double piece = static_cast<double>(s.bytes.count()) / n / nch;  // one rank's piece per channel
+  p.channel_payload_bytes = piece * (n - 1);
+  long long chunk = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
+  const long long nbytes = s.bytes.count();
+  const int lim = s.op == CollectiveOp::ALL_GATHER ? 32 : 16;
+  while (chunk * nch * lim > nbytes && chunk > 65536) chunk /= 2;
+  const HopTransport t = sys.transport(0, 1 % n);
+  const int nics = nic_devices_used(sys);
+  Hop h = make_hop(ctx, t, static_cast<double>(nch), nch * sys.gpus() / static_cast<double>(nics));
+  h.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  h.latency = hop_latency(ctx, t, Algorithm::PAT, Protocol::SIMPLE);
+  h.multiplicity = nch;
+  h.endpoints = {0, 0, 1};
+  h.bytes_per_cycle = static_cast<double>(chunk);
+  const int hop = p.add_hop(h);
+  const int conn = p.add_connection(ctx.version.device.steps);
+  const int rounds = log2_ceil(n);
+  int prev_round_last = -1;
+  for (int k = 0; k < rounds; ++k) {
+    const int kk = s.op == CollectiveOp::ALL_GATHER ? k : rounds - 1 - k;
+    const double pieces = std::min<double>(1 << kk, n - (1 << kk));
+    const double bytes = pieces * piece;
+    const long long chunks = std::max<long long>(1, static_cast<long long>(std::ceil(bytes / chunk)));
+    int last = prev_round_last;
+    for (long long c = 0; c < chunks; ++c) last = p.add(hop, conn, bytes / chunks, {prev_round_last}, c == 0);
+    prev_round_last = last;
+  }
+  return p;
+}
+
+}  // namespace clustersim::sim::nccl

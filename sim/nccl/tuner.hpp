@@ -1,0 +1,87 @@
+#pragma once
+// NCCL's choice of algorithm, protocol and channels for one collective of one size, as its
+// built-in tuner makes it (src/graph/tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime,
+// src/enqueue.cc topoGetAlgoInfo), with the constants of a named NCCL release.
+//
+// The model NCCL uses (times in microseconds, bandwidths in GB/s):
+//   busBw(a, p)  = nChannels(graph a) * bw(graph a), refined per algorithm and protocol
+//                  (Ring LL: min(llMaxBw, busBw * f); Ring LL128: min(0.92 busBw, nCh * perChLL128);
+//                  Tree: min(0.92 busBw, nCh * perChTree), /3.8 for LL, * 7/9 or 120/128 for LL128;
+//                  NVLS: see NcclVersion's bandwidth_model), then converted to an algorithm bandwidth
+//                  (Ring: nRanks / nSteps, Tree and CollNet: 1/2, NVLS: per release).
+//   lat(a, p)    = baseLat + steps * hwLat[link class] (+ network latency per inter-node step)
+//   time(S)      = lat * (1.4 plateau for multi-node Ring Simple all-reduce) + S / (1000 * bw),
+//                  with a per-size correction for Tree all-reduce (treeCorrectionFactor).
+// The smallest time wins among the algorithms and protocols enabled (NCCL_ALGO / NCCL_PROTO,
+// LL128 only on links NCCL trusts it on, NVLS only where supported, EFA forcing Simple).
+// Then the channel count for this size: ring and tree drop channels while
+// S < nChannels * nThreads * threadThreshold; NVLS uses its own channels.
+//
+// This is NCCL's estimate, used only to decide what NCCL runs. The time the simulator predicts
+// comes from the step pipeline of sim/nccl/collective_program.hpp with measured or catalog rates.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/nccl/channel_search.hpp"
+#include "sim/nccl/nccl_env.hpp"
+#include "sim/nccl/nccl_system.hpp"
+#include "sim/nccl/nccl_version.hpp"
+
+namespace clustersim::sim::nccl {
+
+struct TunerChoice {
+  Algorithm algorithm = Algorithm::RING;
+  Protocol protocol = Protocol::SIMPLE;
+  int channels = 1;    // nMaxChannels for this collective
+  int threads = 512;   // threads per channel (block)
+  double estimated_us = 0;  // NCCL's own estimate
+  bool fell_back = false;   // the requested algorithm/protocol was not available
+  std::vector<std::string> notes;
+};
+
+class Tuner {
+ public:
+  Tuner(const NcclSystem& system, const ChannelPlan& channels, const NcclVersion& version, const NcclEnv& env);
+
+  // NCCL's choice for `op` (a tuned collective: all_reduce, all_gather, reduce_scatter,
+  // broadcast, reduce) moving `bytes` (NCCL's nBytes: the all-reduce/broadcast/reduce buffer, the
+  // total of all ranks for all-gather/reduce-scatter).
+  TunerChoice choose(CollectiveOp op, Bytes bytes) const;
+
+  // NCCL's table entries (0 bandwidth: disabled), for reports and tests.
+  double bandwidth(CollectiveOp op, Algorithm a, Protocol p) const;
+  double latency(CollectiveOp op, Algorithm a, Protocol p) const;
+  // NCCL's estimated time for one entry, or nullopt when disabled.
+  std::optional<double> algo_time_us(CollectiveOp op, Algorithm a, Protocol p, Bytes bytes) const;
+  // The rows of the tuning table as NCCL_DEBUG_SUBSYS=TUNING prints them.
+  std::string table_text() const;
+
+  int max_threads(Algorithm a, Protocol p) const { return max_threads_[static_cast<int>(a)][static_cast<int>(p)]; }
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  static int fn(CollectiveOp op);  // NCCL function index 0..4, -1 for untuned ops
+  void build_tables();
+  void apply_enables();
+
+  const NcclSystem* sys_;
+  const ChannelPlan* ch_;
+  const NcclVersion* ver_;
+  const NcclEnv* env_;
+  int nnodes_ = 1;
+  int nranks_ = 1;
+  std::array<std::array<std::array<double, kNumProtocols>, kNumAlgorithms>, 5> bw_{};
+  std::array<std::array<std::array<double, kNumProtocols>, kNumAlgorithms>, 5> lat_{};
+  std::array<std::array<double, kNumProtocols>, 5> ring_backup_{};
+  std::array<std::array<int, kNumProtocols>, kNumAlgorithms> max_threads_{};
+  std::array<std::array<int, kNumProtocols>, kNumAlgorithms> thread_threshold_{};
+  std::array<bool, 5> requested_unavailable_{};
+  std::vector<std::string> notes_;
+};
+
+const TopoGraph& graph_for(const ChannelPlan& plan, Algorithm a);
+
+}  // namespace clustersim::sim::nccl

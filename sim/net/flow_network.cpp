@@ -1,0 +1,321 @@
+#include "sim/net/flow_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace clustersim::sim {
+
+namespace {
+
+constexpr std::uint32_t NO_INDEX = UINT32_MAX;
+
+std::vector<double> link_capacities(const Topology& t) {
+  std::vector<double> c;
+  c.reserve(t.link_count());
+  for (const Link& l : t.links()) c.push_back(l.bandwidth.bytes_per_second());
+  return c;
+}
+
+// now + left / rate, rounded once to the picosecond and kept inside the clock's range.
+std::int64_t completion_ps(std::int64_t now_ps, double left, double rate) {
+  const double dt = std::nearbyint(left / rate * 1e12);
+  constexpr double limit = static_cast<double>(INT64_MAX / 4);
+  return dt >= limit - static_cast<double>(now_ps) ? INT64_MAX / 4 : now_ps + static_cast<std::int64_t>(dt);
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(Simulation& sim, const Topology& topology, FlowNetworkOptions options)
+    : sim_(sim), topology_(topology), router_(topology, options.routing), solver_(link_capacities(topology)) {}
+
+FlowNetwork::~FlowNetwork() {
+  if (wake_.valid()) sim_.cancel(wake_);
+}
+
+std::uint32_t FlowNetwork::allocate_slot() {
+  if (!free_slots_.empty()) {
+    const std::uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  const auto s = static_cast<std::uint32_t>(generation_.size());
+  generation_.push_back(0);
+  state_.push_back(FREE);
+  seq_.push_back(0);
+  start_ps_.push_back(0);
+  bytes_.push_back(0);
+  left_.push_back(0);
+  last_ps_.push_back(0);
+  cap_.push_back(MaxMinSolver::NO_CAP);
+  handler_.push_back(nullptr);
+  function_.push_back(NO_INDEX);
+  tag_.push_back(0);
+  latent_route_.push_back(NO_INDEX);
+  return s;
+}
+
+void FlowNetwork::release_slot(std::uint32_t slot) {
+  state_[slot] = FREE;
+  ++generation_[slot];
+  handler_[slot] = nullptr;
+  if (function_[slot] != NO_INDEX) {
+    functions_[function_[slot]] = nullptr;
+    free_functions_.push_back(function_[slot]);
+    function_[slot] = NO_INDEX;
+  }
+  if (latent_route_[slot] != NO_INDEX) {
+    free_routes_.push_back(latent_route_[slot]);
+    latent_route_[slot] = NO_INDEX;
+  }
+  free_slots_.push_back(slot);
+  --in_flight_;
+}
+
+bool FlowNetwork::live(FlowId id) const {
+  return id.slot < state_.size() && state_[id.slot] != FREE && generation_[id.slot] == id.generation;
+}
+
+FlowId FlowNetwork::transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComplete on_complete,
+                             const FlowOptions& options) {
+  const Route r = router_.route(src, dst, options.path_hint);
+  return start(r, bytes, on_complete.handler_, std::move(on_complete.fn_), options);
+}
+
+FlowId FlowNetwork::transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete, const FlowOptions& options) {
+  for (LinkId l : route.links()) {
+    if (l >= topology_.link_count()) throw std::out_of_range("link id " + std::to_string(l) + " out of range");
+  }
+  return start(route, bytes, on_complete.handler_, std::move(on_complete.fn_), options);
+}
+
+void FlowNetwork::transfer_many(std::span<const BulkTransfer> transfers, FlowHandler& handler,
+                                std::vector<FlowId>* ids) {
+  for (const BulkTransfer& t : transfers) {
+    const FlowId id = t.route != nullptr ? transfer(*t.route, t.bytes, handler, t.options)
+                                         : start(router_.route(t.src, t.dst, t.options.path_hint), t.bytes, &handler,
+                                                 nullptr, t.options);
+    if (ids != nullptr) ids->push_back(id);
+  }
+}
+
+FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn,
+                          const FlowOptions& options) {
+  if (bytes < Bytes::of(0)) throw std::invalid_argument("a transfer cannot move a negative number of bytes");
+  double cap = MaxMinSolver::NO_CAP;
+  if (options.rate_cap) {
+    cap = options.rate_cap->bytes_per_second();
+    if (!(cap > 0) || !std::isfinite(cap)) {
+      throw std::invalid_argument("a rate cap must be positive and finite, got " + format_bandwidth(*options.rate_cap));
+    }
+  }
+  const std::uint32_t slot = allocate_slot();
+  ++in_flight_;
+  state_[slot] = LATENT;
+  seq_[slot] = next_seq_++;
+  start_ps_[slot] = sim_.now().picoseconds();
+  bytes_[slot] = bytes.count();
+  cap_[slot] = cap;
+  handler_[slot] = handler;
+  tag_[slot] = options.tag;
+  if (fn) {
+    std::uint32_t f;
+    if (!free_functions_.empty()) {
+      f = free_functions_.back();
+      free_functions_.pop_back();
+      functions_[f] = std::move(fn);
+    } else {
+      f = static_cast<std::uint32_t>(functions_.size());
+      functions_.push_back(std::move(fn));
+    }
+    function_[slot] = f;
+  }
+  std::uint32_t r;
+  if (!free_routes_.empty()) {
+    r = free_routes_.back();
+    free_routes_.pop_back();
+    routes_[r] = route;
+  } else {
+    r = static_cast<std::uint32_t>(routes_.size());
+    routes_.push_back(route);
+  }
+  latent_route_[slot] = r;
+  const TimePoint active_at = sim_.now() + router_.latency(route);
+  heap_.push(slot, Key{active_at.picoseconds(), seq_[slot]});
+  arm(active_at);
+  return FlowId{slot, generation_[slot]};
+}
+
+void FlowNetwork::activate(std::uint32_t slot) {
+  const Route& route = routes_[latent_route_[slot]];
+  state_[slot] = ACTIVE;
+  left_[slot] = static_cast<double>(bytes_[slot]);
+  last_ps_[slot] = sim_.now().picoseconds();
+  const bool instant = bytes_[slot] == 0 || (route.empty() && cap_[slot] == MaxMinSolver::NO_CAP);
+  if (instant) {
+    state_[slot] = FINISHING;
+    finished_.push_back(slot);
+  } else {
+    solver_.add_flow(slot, route.links(), cap_[slot]);
+  }
+  free_routes_.push_back(latent_route_[slot]);
+  latent_route_[slot] = NO_INDEX;
+}
+
+bool FlowNetwork::cancel(FlowId id) {
+  if (!live(id) || state_[id.slot] == FINISHING) return false;
+  const std::uint32_t slot = id.slot;
+  heap_.erase(slot);
+  if (state_[slot] == ACTIVE) {
+    solver_.set_time(sim_.now().picoseconds());
+    solver_.remove_flow(slot);
+    if (solver_.needs_solve()) arm(sim_.now());
+  }
+  release_slot(slot);
+  return true;
+}
+
+FlowState FlowNetwork::state(FlowId id) const {
+  if (!live(id) || state_[id.slot] == FINISHING) return FlowState::GONE;
+  return state_[id.slot] == LATENT ? FlowState::LATENT : FlowState::ACTIVE;
+}
+
+Bandwidth FlowNetwork::rate(FlowId id) const {
+  if (!live(id) || state_[id.slot] != ACTIVE) return Bandwidth{};
+  return Bandwidth::bytes_per_second(solver_.rate(id.slot));
+}
+
+Bytes FlowNetwork::remaining(FlowId id) const {
+  if (!live(id) || state_[id.slot] == FINISHING) return Bytes{};
+  if (state_[id.slot] == LATENT) return Bytes::of(bytes_[id.slot]);
+  const double moved =
+      solver_.rate(id.slot) * static_cast<double>(sim_.now().picoseconds() - last_ps_[id.slot]) * 1e-12;
+  return Bytes::from_double(std::max(0.0, left_[id.slot] - moved));
+}
+
+LinkUsage FlowNetwork::link_usage(LinkId link) const { return solver_.usage(link, sim_.now().picoseconds()); }
+
+std::vector<LinkId> FlowNetwork::busiest_links(std::size_t count) const {
+  std::vector<std::pair<LinkUsage, LinkId>> all;
+  all.reserve(topology_.link_count());
+  for (LinkId l = 0; l < topology_.link_count(); ++l) all.emplace_back(link_usage(l), l);
+  const std::size_t n = std::min(count, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), [](const auto& a, const auto& b) {
+    if (a.first.saturated_ps != b.first.saturated_ps) return a.first.saturated_ps > b.first.saturated_ps;
+    if (a.first.bytes != b.first.bytes) return a.first.bytes > b.first.bytes;
+    return a.second < b.second;
+  });
+  std::vector<LinkId> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(all[i].second);
+  return out;
+}
+
+void FlowNetwork::describe_unfinished(std::vector<std::string>& out) const {
+  if (in_flight_ == 0) return;
+  std::size_t latent = 0;
+  for (std::uint8_t s : state_) latent += s == LATENT ? 1 : 0;
+  out.push_back(std::to_string(in_flight_) + " flows still in flight (" + std::to_string(in_flight_ - latent) +
+                " moving, " + std::to_string(latent) + " in their start latency)");
+}
+
+std::size_t FlowNetwork::memory_bytes() const {
+  std::size_t b = solver_.memory_bytes() + heap_.memory_bytes();
+  b += generation_.capacity() * sizeof(std::uint32_t) + state_.capacity() + seq_.capacity() * sizeof(std::uint64_t);
+  b += (start_ps_.capacity() + bytes_.capacity() + last_ps_.capacity()) * sizeof(std::int64_t);
+  b += (left_.capacity() + cap_.capacity()) * sizeof(double);
+  b += handler_.capacity() * sizeof(FlowHandler*) + tag_.capacity() * sizeof(std::uint64_t);
+  b += (function_.capacity() + latent_route_.capacity() + free_slots_.capacity() + free_functions_.capacity() +
+        free_routes_.capacity() + finished_.capacity()) *
+       sizeof(std::uint32_t);
+  b += functions_.capacity() * sizeof(FlowFunction) + routes_.capacity() * sizeof(Route);
+  return b;
+}
+
+void FlowNetwork::arm(TimePoint t) {
+  if (in_event_) return;  // the event in progress re-arms when it ends
+  if (wake_.valid() && wake_time_ <= t) return;
+  if (wake_.valid()) sim_.cancel(wake_);
+  wake_ = sim_.schedule_at(t, *this);
+  wake_time_ = t;
+}
+
+void FlowNetwork::rearm() {
+  TimePoint next = TimePoint::max();
+  if (!heap_.empty()) next = TimePoint::from_picoseconds(heap_.top_key().time);
+  if (solver_.needs_solve()) next = sim_.now();
+  if (next == TimePoint::max()) {
+    if (wake_.valid()) sim_.cancel(wake_);
+    wake_ = EventId{};
+    wake_time_ = TimePoint::max();
+    return;
+  }
+  if (wake_.valid() && wake_time_ == next) return;
+  if (wake_.valid()) sim_.cancel(wake_);
+  wake_ = sim_.schedule_at(next, *this);
+  wake_time_ = next;
+}
+
+void FlowNetwork::apply_rate_changes() {
+  const std::int64_t now = sim_.now().picoseconds();
+  for (const MaxMinSolver::RateChange& c : solver_.solve()) {
+    const std::uint32_t f = c.flow;
+    left_[f] = std::max(0.0, left_[f] - c.old_rate * static_cast<double>(now - last_ps_[f]) * 1e-12);
+    last_ps_[f] = now;
+    heap_.push_or_update(f, Key{completion_ps(now, left_[f], c.new_rate), seq_[f]});
+  }
+}
+
+void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
+  wake_ = EventId{};
+  wake_time_ = TimePoint::max();
+  in_event_ = true;
+  const std::int64_t now = sim.now().picoseconds();
+  solver_.set_time(now);
+  try {
+    for (;;) {
+      while (!heap_.empty() && heap_.top_key().time <= now) {
+        const std::uint32_t f = heap_.top_id();
+        heap_.pop();
+        if (state_[f] == LATENT) {
+          activate(f);
+        } else {
+          solver_.remove_flow(f);
+          state_[f] = FINISHING;
+          finished_.push_back(f);
+        }
+      }
+      if (finished_.empty()) break;
+      // Completion callbacks may start or cancel transfers; they see a consistent network.
+      for (std::size_t i = 0; i < finished_.size(); ++i) {
+        const std::uint32_t f = finished_[i];
+        FlowCompletion done;
+        done.id = FlowId{f, generation_[f]};
+        done.tag = tag_[f];
+        done.started = TimePoint::from_picoseconds(start_ps_[f]);
+        done.finished = sim.now();
+        done.bytes = Bytes::of(bytes_[f]);
+        FlowHandler* handler = handler_[f];
+        FlowFunction fn;
+        if (function_[f] != NO_INDEX) fn = std::move(functions_[function_[f]]);
+        release_slot(f);
+        ++completed_count_;
+        if (handler != nullptr) handler->on_flow_complete(done);
+        if (fn) fn(done);
+      }
+      finished_.clear();
+    }
+    apply_rate_changes();
+  } catch (...) {
+    // A callback threw: the flows it had not reached are done all the same.
+    for (const std::uint32_t f : finished_) {
+      if (state_[f] == FINISHING) release_slot(f);
+    }
+    finished_.clear();
+    in_event_ = false;
+    throw;
+  }
+  in_event_ = false;
+  rearm();
+}
+
+}  // namespace clustersim::sim

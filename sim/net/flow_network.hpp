@@ -1,0 +1,210 @@
+#pragma once
+// Transfers as flows: the one interface through which workloads (the NCCL model, the step
+// executor, CPU offload) move bytes over the topology.
+//
+// A flow of B bytes on a route R with an optional rate cap c:
+//   t_start            when transfer() is called;
+//   t_active = t_start + sum_{l in R} latency_l  (the route's latency, paid once, before any byte moves);
+//   then its bytes move at its max-min fair rate r(t) (max_min_solver.hpp), which changes whenever
+//   a flow starts or ends anywhere its bottleneck can feel it;
+//   t_end: the first time with integral_{t_active}^{t_end} r(t) dt = B, rounded once to the
+//   picosecond.
+// One flow alone on a route of bottleneck bandwidth b: t_end - t_start = latency + B / min(b, c).
+//
+// Bookkeeping is lazy: a flow holds (bytes left at t_last, rate since t_last); only when its rate
+// changes are its bytes brought up to date and its completion predicted again:
+//   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
+// Predicted completions and the ends of start latencies sit in one indexed binary heap keyed by
+// (time, start sequence); the network keeps a single engine event armed at the heap's top.
+//
+// Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
+// one simulated time - flows whose latency ends, flows that complete, the transfers their
+// completion callbacks start - is gathered and the rates are recomputed once, at the end of the
+// network's event for that time. Consequently rate() of a flow started at the current time reads
+// 0 until that event has run, and completion callbacks see the rates as they were before the
+// completions they report. Completion callbacks run in (completion time, start order), so the same
+// inputs give the same order and times.
+//
+// A flow whose bytes are 0 completes when its latency ends. A flow on an empty route (source ==
+// destination) moves at its cap, or completes at once when it has none.
+//
+// Lifetime: the network refers to the Simulation and the Topology it was made with; both must
+// outlive it (Simulation::emplace_model gives it the simulation's life). Not thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sim/engine/indexed_heap.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/net/max_min_solver.hpp"
+#include "sim/net/router.hpp"
+#include "sim/net/topology.hpp"
+
+namespace clustersim::sim {
+
+struct FlowId {
+  static constexpr std::uint32_t NONE = UINT32_MAX;
+  std::uint32_t slot = NONE;
+  std::uint32_t generation = 0;
+  bool valid() const { return slot != NONE; }
+  friend bool operator==(const FlowId&, const FlowId&) = default;
+};
+
+struct FlowCompletion {
+  FlowId id;
+  std::uint64_t tag = 0;  // FlowOptions::tag of the transfer
+  TimePoint started;      // when transfer() was called
+  TimePoint finished;
+  Bytes bytes;
+};
+
+// An object told of completions (no allocation per flow; the tag says which transfer it was).
+class FlowHandler {
+ public:
+  virtual void on_flow_complete(const FlowCompletion& done) = 0;
+
+ protected:
+  ~FlowHandler() = default;
+};
+
+using FlowFunction = std::function<void(const FlowCompletion&)>;
+
+// What a completion calls: a FlowHandler, a function, or nothing.
+class OnFlowComplete {
+ public:
+  OnFlowComplete() = default;
+  OnFlowComplete(FlowHandler& handler) : handler_(&handler) {}  // NOLINT: implicit by design
+  OnFlowComplete(FlowFunction fn) : fn_(std::move(fn)) {}       // NOLINT
+  template <class F>
+    requires(std::is_invocable_v<F&, const FlowCompletion&> && !std::is_same_v<std::decay_t<F>, OnFlowComplete> &&
+             !std::is_same_v<std::decay_t<F>, FlowFunction>)
+  OnFlowComplete(F&& fn) : fn_(std::forward<F>(fn)) {}  // NOLINT
+
+ private:
+  friend class FlowNetwork;
+  FlowHandler* handler_ = nullptr;
+  FlowFunction fn_;
+};
+
+struct FlowOptions {
+  std::optional<Bandwidth> rate_cap = std::nullopt;  // the flow's own limit (positive)
+  std::uint32_t path_hint = 0;        // picks among equal routes (router.hpp); ignored on explicit routes
+  std::uint64_t tag = 0;              // handed back in FlowCompletion
+};
+
+enum class FlowState { GONE, LATENT, ACTIVE };  // GONE: completed, cancelled or never started
+
+struct FlowNetworkOptions {
+  RoutePolicy routing = RoutePolicy::RAIL_ALIGNED;
+};
+
+class FlowNetwork final : public Model, private EventHandler {
+ public:
+  FlowNetwork(Simulation& sim, const Topology& topology, FlowNetworkOptions options = {});
+  ~FlowNetwork() override;
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  // Routing (cached; see router.hpp).
+  Route route(VertexId src, VertexId dst, std::uint32_t path_hint = 0) { return router_.route(src, dst, path_hint); }
+  Router& router() { return router_; }
+  const Topology& topology() const { return topology_; }
+  Simulation& simulation() { return sim_; }
+
+  // Starts a transfer of `bytes` from src to dst on the router's route.
+  FlowId transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComplete on_complete = {},
+                  const FlowOptions& options = {});
+  // Starts a transfer along an explicit route (link ids, in order).
+  FlowId transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete = {}, const FlowOptions& options = {});
+
+  // Many transfers at once, all reporting to one handler (rates are recomputed once for all).
+  struct BulkTransfer {
+    VertexId src = NO_VERTEX;
+    VertexId dst = NO_VERTEX;
+    const Route* route = nullptr;  // when set, used instead of routing src -> dst
+    Bytes bytes;
+    FlowOptions options;
+  };
+  void transfer_many(std::span<const BulkTransfer> transfers, FlowHandler& handler, std::vector<FlowId>* ids = nullptr);
+
+  // Stops a flow without calling its completion; false when it was already gone.
+  bool cancel(FlowId id);
+
+  FlowState state(FlowId id) const;
+  // The flow's current rate (0 while latent or not yet rated, or when gone).
+  Bandwidth rate(FlowId id) const;
+  // Bytes the flow still has to move at the current time (0 when gone).
+  Bytes remaining(FlowId id) const;
+
+  std::size_t flows_in_flight() const { return in_flight_; }
+  std::uint64_t flows_completed() const { return completed_count_; }
+  // Bytes carried, busy and saturated time, load and flow count of a link, up to now.
+  LinkUsage link_usage(LinkId link) const;
+  // The `count` links that spent the most time saturated (then: most bytes; then: lowest id).
+  std::vector<LinkId> busiest_links(std::size_t count) const;
+  const SolverCounters& solver_counters() const { return solver_.counters(); }
+  // Bytes held by the flow state: the solver's tables and the network's per-flow arrays.
+  std::size_t memory_bytes() const;
+
+  std::string_view model_name() const override { return "flow network"; }
+  void describe_unfinished(std::vector<std::string>& out) const override;
+
+ private:
+  enum : std::uint8_t { FREE = 0, LATENT = 1, ACTIVE = 2, FINISHING = 3 };  // FINISHING: done, callback pending
+  struct Key {
+    std::int64_t time;
+    std::uint64_t seq;
+    bool operator<(const Key& o) const { return time < o.time || (time == o.time && seq < o.seq); }
+  };
+
+  void handle_event(Simulation& sim, std::uint64_t tag) override;
+  FlowId start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn, const FlowOptions& options);
+  std::uint32_t allocate_slot();
+  void release_slot(std::uint32_t slot);
+  bool live(FlowId id) const;
+  void activate(std::uint32_t slot);
+  void apply_rate_changes();
+  void arm(TimePoint t);
+  void rearm();
+
+  Simulation& sim_;
+  const Topology& topology_;
+  Router router_;
+  MaxMinSolver solver_;
+
+  // Per flow slot.
+  std::vector<std::uint32_t> generation_;
+  std::vector<std::uint8_t> state_;
+  std::vector<std::uint64_t> seq_;
+  std::vector<std::int64_t> start_ps_;
+  std::vector<std::int64_t> bytes_;
+  std::vector<double> left_;        // bytes left at last_ps_
+  std::vector<std::int64_t> last_ps_;
+  std::vector<double> cap_;
+  std::vector<FlowHandler*> handler_;
+  std::vector<std::uint32_t> function_;  // index in functions_, or NO_FUNCTION
+  std::vector<std::uint64_t> tag_;
+  std::vector<std::uint32_t> latent_route_;  // index in routes_ while latent
+  std::vector<std::uint32_t> free_slots_;
+
+  std::vector<FlowFunction> functions_;
+  std::vector<std::uint32_t> free_functions_;
+  std::vector<Route> routes_;
+  std::vector<std::uint32_t> free_routes_;
+
+  IndexedHeap<Key> heap_;
+  std::vector<std::uint32_t> finished_;
+  EventId wake_;
+  TimePoint wake_time_ = TimePoint::max();
+  bool in_event_ = false;
+  std::uint64_t next_seq_ = 0;
+  std::size_t in_flight_ = 0;
+  std::uint64_t completed_count_ = 0;
+};
+
+}  // namespace clustersim::sim

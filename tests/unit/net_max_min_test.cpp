@@ -1,0 +1,176 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "sim/net/max_min_solver.hpp"
+
+using namespace clustersim::sim;
+
+namespace {
+
+constexpr double NO_CAP = MaxMinSolver::NO_CAP;
+
+// Solves once from scratch: every flow added, one solve.
+std::vector<double> solve_fresh(const std::vector<double>& capacities, const std::vector<std::vector<LinkId>>& routes,
+                                const std::vector<double>& caps) {
+  MaxMinSolver s(capacities);
+  for (std::uint32_t f = 0; f < routes.size(); ++f) s.add_flow(f, routes[f], caps[f]);
+  s.solve();
+  std::vector<double> r;
+  for (std::uint32_t f = 0; f < routes.size(); ++f) r.push_back(s.rate(f));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("one flow takes the narrowest link of its route", "[unit][net][maxmin]") {
+  MaxMinSolver s(std::vector<double>{10, 4, 7});
+  s.add_flow(0, std::vector<LinkId>{0, 1, 2}, NO_CAP);
+  const auto changes = s.solve();
+  REQUIRE(changes.size() == 1);
+  // min(10, 4, 7) = 4.
+  CHECK(s.rate(0) == Approx(4));
+  CHECK(s.saturated(1));
+  CHECK_FALSE(s.saturated(0));
+}
+
+TEST_CASE("two flows on one link share it equally", "[unit][net][maxmin]") {
+  MaxMinSolver s(std::vector<double>{10});
+  s.add_flow(0, std::vector<LinkId>{0}, NO_CAP);
+  s.add_flow(1, std::vector<LinkId>{0}, NO_CAP);
+  s.solve();
+  // 10 / 2 = 5 each.
+  CHECK(s.rate(0) == Approx(5));
+  CHECK(s.rate(1) == Approx(5));
+  s.remove_flow(0);
+  s.solve();
+  // Alone again: the whole 10.
+  CHECK(s.rate(1) == Approx(10));
+}
+
+TEST_CASE("the linear network: one long flow and one short flow per link", "[unit][net][maxmin]") {
+  // Bertsekas & Gallager, Data Networks, section 6.5: a session crossing links a, b, c, and one
+  // single-link session on each. Flow 0: a, b, c; flow 1: a; flow 2: b; flow 3: c.
+  const std::vector<std::vector<LinkId>> routes{{0, 1, 2}, {0}, {1}, {2}};
+  const std::vector<double> caps(4, NO_CAP);
+  SECTION("equal capacities") {
+    // Every link has two flows: level 1/2 everywhere, every session gets 1/2.
+    const auto r = solve_fresh({1, 1, 1}, routes, caps);
+    for (double x : r) CHECK(x == Approx(0.5));
+  }
+  SECTION("capacities 1, 2, 3") {
+    // Fill: link a saturates first at 1/2 (1 / 2 flows) freezing flows 0 and 1 at 0.5; link b
+    // then has 2 - 0.5 = 1.5 left for flow 2; link c has 3 - 0.5 = 2.5 left for flow 3.
+    const auto r = solve_fresh({1, 2, 3}, routes, caps);
+    CHECK(r[0] == Approx(0.5));
+    CHECK(r[1] == Approx(0.5));
+    CHECK(r[2] == Approx(1.5));
+    CHECK(r[3] == Approx(2.5));
+  }
+}
+
+TEST_CASE("the classic 3-link, 4-flow example", "[unit][net][maxmin]") {
+  // Links L0 = 10, L1 = 8, L2 = 9 (units per second). Flows: A on L0, L1; B on L0; C on L1, L2;
+  // D on L2.
+  // Fill: levels L0 = 10/2 = 5, L1 = 8/2 = 4, L2 = 9/2 = 4.5. L1 fills first at 4: A = C = 4.
+  // L0: 10 - 4 = 6 left for B alone -> B = 6. L2: 9 - 4 = 5 left for D -> D = 5.
+  // Check: L0 4 + 6 = 10, L1 4 + 4 = 8, L2 4 + 5 = 9, all saturated; A and C have L1 as their
+  // bottleneck (nobody on L1 is faster), B has L0, D has L2.
+  const auto r = solve_fresh({10, 8, 9}, {{0, 1}, {0}, {1, 2}, {2}}, std::vector<double>(4, NO_CAP));
+  CHECK(r[0] == Approx(4));
+  CHECK(r[1] == Approx(6));
+  CHECK(r[2] == Approx(4));
+  CHECK(r[3] == Approx(5));
+}
+
+TEST_CASE("a rate cap holds a flow below its share and frees the rest", "[unit][net][maxmin]") {
+  // Link of 10; flow 0 capped at 2; flows 1 and 2 share the remaining 8 -> 4 each.
+  const auto r = solve_fresh({10}, {{0}, {0}, {0}}, {2, NO_CAP, NO_CAP});
+  CHECK(r[0] == Approx(2));
+  CHECK(r[1] == Approx(4));
+  CHECK(r[2] == Approx(4));
+  // A cap above the fair share does not bind: caps 6, 6, 6 on 10 -> 10/3 each.
+  const auto q = solve_fresh({10}, {{0}, {0}, {0}}, {6, 6, 6});
+  for (double x : q) CHECK(x == Approx(10.0 / 3));
+  // A flow with no link moves at its cap.
+  const auto z = solve_fresh({10}, {{}}, {3});
+  CHECK(z[0] == Approx(3));
+}
+
+TEST_CASE("a flow ending on unsaturated links costs no recomputation", "[unit][net][maxmin]") {
+  MaxMinSolver s(std::vector<double>{10, 10});
+  s.add_flow(0, std::vector<LinkId>{0}, 2);  // capped: link 0 carries 2 of 10
+  s.add_flow(1, std::vector<LinkId>{1}, NO_CAP);
+  s.solve();
+  const auto solves = s.counters().solves;
+  s.remove_flow(0);
+  CHECK_FALSE(s.needs_solve());
+  CHECK(s.solve().empty());
+  CHECK(s.counters().solves == solves);
+  // A capped flow that fits where it starts is solved alone: one flow in the fill.
+  const auto solved = s.counters().flows_solved;
+  s.add_flow(2, std::vector<LinkId>{0}, 3);
+  s.solve();
+  CHECK(s.counters().flows_solved == solved + 1);
+  CHECK(s.rate(2) == Approx(3));
+}
+
+TEST_CASE("incremental solves agree with solving from scratch", "[unit][net][maxmin]") {
+  // Random flows (1 to 4 links of 12, some capped) start and end; after every change the
+  // incremental rates must equal those of a fresh solve of the flows present.
+  std::mt19937_64 rng(12345);
+  const std::vector<double> capacities{10, 12, 8, 20, 5, 15, 9, 11, 7, 30, 6, 14};
+  MaxMinSolver inc(capacities);
+  std::map<std::uint32_t, std::pair<std::vector<LinkId>, double>> present;
+  std::uint32_t next = 0;
+  std::vector<std::uint32_t> free_slots;
+  int checks = 0;
+  for (int step = 0; step < 600; ++step) {
+    const bool add = present.size() < 3 || (present.size() < 40 && rng() % 100 < 55);
+    if (add) {
+      std::uint32_t slot;
+      if (!free_slots.empty() && rng() % 2 == 0) {
+        slot = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        slot = next++;
+      }
+      std::vector<LinkId> route;
+      const std::size_t hops = 1 + rng() % 4;
+      while (route.size() < hops) {
+        const auto l = static_cast<LinkId>(rng() % capacities.size());
+        if (std::find(route.begin(), route.end(), l) == route.end()) route.push_back(l);
+      }
+      const double cap = rng() % 3 == 0 ? 0.5 + static_cast<double>(rng() % 80) / 10 : NO_CAP;
+      inc.add_flow(slot, route, cap);
+      present[slot] = {route, cap};
+    } else {
+      auto it = present.begin();
+      std::advance(it, static_cast<long>(rng() % present.size()));
+      inc.remove_flow(it->first);
+      free_slots.push_back(it->first);
+      present.erase(it);
+    }
+    // Sometimes batch two changes into one solve.
+    if (rng() % 4 == 0) continue;
+    inc.solve();
+    std::vector<std::vector<LinkId>> routes;
+    std::vector<double> caps;
+    std::vector<std::uint32_t> slots;
+    for (const auto& [slot, rc] : present) {
+      slots.push_back(slot);
+      routes.push_back(rc.first);
+      caps.push_back(rc.second);
+    }
+    const auto fresh = solve_fresh(capacities, routes, caps);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      CHECK(inc.rate(slots[i]) == Approx(fresh[i]).epsilon(1e-9).margin(1e-9));
+    }
+    ++checks;
+  }
+  CHECK(checks > 300);
+}

@@ -1,0 +1,145 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "hardware/errors.hpp"
+#include "sim/engine/simulation.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim;
+
+namespace {
+
+struct Recorder : EventHandler {
+  std::vector<std::pair<std::int64_t, std::uint64_t>> seen;  // (time ps, tag)
+  void handle_event(Simulation& sim, std::uint64_t tag) override { seen.emplace_back(sim.now().picoseconds(), tag); }
+};
+
+struct BusyModel : Model {
+  int open = 0;
+  std::string_view model_name() const override { return "busy"; }
+  void describe_unfinished(std::vector<std::string>& out) const override {
+    if (open > 0) out.push_back(std::to_string(open) + " tasks open");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("time points add durations and subtract to durations", "[unit][engine]") {
+  const TimePoint t = TimePoint::zero() + Duration::us(3);
+  // 3 us = 3,000,000 ps.
+  CHECK(t.picoseconds() == 3'000'000);
+  CHECK((t - TimePoint::zero()) == Duration::us(3));
+  CHECK((t + Duration::ns(5)) - t == Duration::ns(5));
+  CHECK(Duration::ns(1) + t > t);
+  CHECK(format_time(t) == "t=3 us");
+}
+
+TEST_CASE("events run in (time, insertion sequence) order", "[unit][engine]") {
+  Simulation sim;
+  Recorder r;
+  // Scheduled out of order; equal times keep the order they were scheduled in.
+  sim.schedule_at(TimePoint::from_picoseconds(5), r, 1);
+  sim.schedule_at(TimePoint::from_picoseconds(3), r, 2);
+  sim.schedule_at(TimePoint::from_picoseconds(5), r, 3);
+  sim.schedule_at(TimePoint::from_picoseconds(1), r, 4);
+  sim.schedule_at(TimePoint::from_picoseconds(3), r, 5);
+  sim.run();
+  const std::vector<std::pair<std::int64_t, std::uint64_t>> expected{{1, 4}, {3, 2}, {3, 5}, {5, 1}, {5, 3}};
+  CHECK(r.seen == expected);
+  CHECK(sim.now() == TimePoint::from_picoseconds(5));
+  CHECK_NOTHROW(sim.check_all_handled());
+  CHECK(sim.counts().scheduled == 5);
+  CHECK(sim.counts().handled == 5);
+}
+
+TEST_CASE("an event scheduled for the current time runs after those already queued for it", "[unit][engine]") {
+  Simulation sim;
+  std::vector<std::string> order;
+  sim.schedule_at(TimePoint::from_picoseconds(10), [&] {
+    order.push_back("a");
+    sim.schedule_after(Duration::zero(), [&] { order.push_back("c"); });
+  });
+  sim.schedule_at(TimePoint::from_picoseconds(10), [&] { order.push_back("b"); });
+  sim.run();
+  CHECK(order == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("cancelled events do not run and stale ids cancel nothing", "[unit][engine]") {
+  Simulation sim;
+  Recorder r;
+  const EventId a = sim.schedule_at(TimePoint::from_picoseconds(2), r, 1);
+  const EventId b = sim.schedule_at(TimePoint::from_picoseconds(4), r, 2);
+  CHECK(sim.is_pending(a));
+  CHECK(sim.cancel(a));
+  CHECK_FALSE(sim.cancel(a));  // already cancelled
+  CHECK_FALSE(sim.is_pending(a));
+  // The freed slot is reused with a new generation: the old id must not reach the new event.
+  const EventId c = sim.schedule_at(TimePoint::from_picoseconds(3), r, 3);
+  CHECK(c.slot == a.slot);
+  CHECK_FALSE(sim.cancel(a));
+  CHECK(sim.is_pending(c));
+  sim.run();
+  const std::vector<std::pair<std::int64_t, std::uint64_t>> expected{{3, 3}, {4, 2}};
+  CHECK(r.seen == expected);
+  CHECK_FALSE(sim.cancel(b));  // already ran
+  CHECK(sim.counts().cancelled == 1);
+  CHECK_NOTHROW(sim.check_all_handled());
+}
+
+TEST_CASE("run_until handles events up to a time and stops the clock there", "[unit][engine]") {
+  Simulation sim;
+  Recorder r;
+  for (std::uint64_t i = 1; i <= 4; ++i) sim.schedule_at(TimePoint::from_picoseconds(static_cast<std::int64_t>(10 * i)), r, i);
+  sim.run_until(TimePoint::from_picoseconds(20));
+  // Events at 10 and 20 (inclusive) ran; 30 and 40 wait.
+  CHECK(r.seen.size() == 2);
+  CHECK(sim.now() == TimePoint::from_picoseconds(20));
+  CHECK(sim.pending_events() == 2);
+  CHECK(sim.next_event_time() == TimePoint::from_picoseconds(30));
+  // Two events were neither handled nor cancelled.
+  CHECK_THROWS_AS(sim.check_all_handled(), RuntimeError);
+  sim.run_until(TimePoint::from_picoseconds(25));
+  CHECK(sim.now() == TimePoint::from_picoseconds(25));
+  sim.run();
+  CHECK(r.seen.size() == 4);
+  CHECK_NOTHROW(sim.check_all_handled());
+  CHECK_THROWS_AS(sim.run_until(TimePoint::from_picoseconds(1)), std::logic_error);
+}
+
+TEST_CASE("events cannot be scheduled in the past", "[unit][engine]") {
+  Simulation sim;
+  sim.schedule_at(TimePoint::from_picoseconds(100), [] {});
+  sim.run();
+  CHECK_THROWS_AS(sim.schedule_at(TimePoint::from_picoseconds(50), [] {}), std::logic_error);
+  CHECK_THROWS_AS(sim.schedule_at(TimePoint::from_picoseconds(200), EventCallback{}), std::logic_error);
+}
+
+TEST_CASE("the all-handled check asks the models for work left", "[unit][engine]") {
+  Simulation sim;
+  BusyModel& m = sim.emplace_model<BusyModel>();
+  CHECK(sim.model_count() == 1);
+  m.open = 2;
+  try {
+    sim.check_all_handled();
+    FAIL("expected a RuntimeError");
+  } catch (const RuntimeError& e) {
+    CHECK(std::string(e.what()).find("busy: 2 tasks open") != std::string::npos);
+  }
+  m.open = 0;
+  CHECK_NOTHROW(sim.check_all_handled());
+}
+
+TEST_CASE("step handles one event at a time", "[unit][engine]") {
+  Simulation sim;
+  int n = 0;
+  sim.schedule_after(Duration::ns(1), [&] { ++n; });
+  sim.schedule_after(Duration::ns(2), [&] { ++n; });
+  CHECK(sim.step());
+  CHECK(n == 1);
+  CHECK(sim.now() == TimePoint::zero() + Duration::ns(1));
+  CHECK(sim.step());
+  CHECK_FALSE(sim.step());
+  CHECK(n == 2);
+}
