@@ -13,6 +13,7 @@
 #include "models/plan_parallel.hpp"
 #include "models/plan_runner.hpp"
 #include "models/plan_spec.hpp"
+#include "models/step_model.hpp"
 #include "reports/json_report.hpp"
 #include "reports/plan_report.hpp"
 #include "reports/report_format.hpp"
@@ -25,8 +26,14 @@ namespace clustersim::cli {
 
 namespace {
 
-// The step model the planner evaluates candidates with; none until the step model is built.
-std::optional<models::StepEvaluator> step_evaluator(Context&) { return std::nullopt; }
+// The step model, one simulator per evaluation thread (a simulator caches and is not shared).
+models::StepEvaluator step_evaluator(Context& ctx) {
+  const hardware::Catalog& catalog = ctx.catalog();
+  return models::per_thread<models::StepEvaluator>([&catalog]() -> models::StepEvaluator {
+    auto sim = std::make_shared<models::StepSimulator>(catalog);
+    return [sim](const models::Scenario& s, models::Fidelity f) { return sim->estimate(s, f); };
+  });
+}
 
 // A private directory for the sensitivity analysis' derived profiles, removed on exit.
 class ScratchDir {
@@ -64,14 +71,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--quiet", *quiet, "No progress on stderr");
   cmd->callback([&ctx, file, format, output, threads, quiet]() {
     const models::PlanSpec plan = models::load_plan(*file);
-    const auto evaluator = step_evaluator(ctx);
-    if (!evaluator) {
-      models::LayoutSearchOptions so;
-      so.threads = *threads;
-      const auto space = models::enumerate_layouts(plan, ctx.catalog(), so);
-      throw RuntimeError("plan '" + plan.name + "' is valid (" + std::to_string(space.candidates.size()) +
-                         " layouts), but the training-step model is not built yet");
-    }
+    const models::StepEvaluator evaluator = step_evaluator(ctx);
     ScratchDir scratch;
     models::PlanRunOptions options;
     options.threads = *threads;
@@ -87,7 +87,7 @@ void add_plan_command(CLI::App& app, Context& ctx) {
         progressed = true;
       };
     }
-    const models::PlanResult result = models::run_plan(plan, ctx.catalog(), *evaluator, options);
+    const models::PlanResult result = models::run_plan(plan, ctx.catalog(), evaluator, options);
     if (progressed) ctx.err << "\n";
     reports::PlanReportOptions ro;
     ro.generated_by = std::string("clustersim ") + CLUSTERSIM_VERSION;

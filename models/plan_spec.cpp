@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <set>
 
@@ -362,14 +363,23 @@ double JobSpec::tokens_for(std::int64_t seq_len) const {
   return 0;
 }
 
+namespace {
+// 2e+12 -> "2e12", 1.25e9 -> "1.25e9", 3 -> "3": short and exact enough for a title.
+std::string count_text(double v) {
+  if (v < 1e6) return format_significant(v, 4);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::string s(buf);
+  if (const auto e = s.find("e+"); e != std::string::npos) s.erase(e + 1, 1);
+  return s;
+}
+}  // namespace
+
 std::string JobSpec::describe() const {
-  if (tokens) return format_significant(*tokens, 4) + " tokens";
-  if (epochs && dataset_tokens) {
-    return format_significant(*epochs, 4) + " epochs of " + format_significant(*dataset_tokens, 4) + " tokens";
-  }
+  if (tokens) return count_text(*tokens) + " tokens";
+  if (epochs && dataset_tokens) return count_text(*epochs) + " epochs of " + count_text(*dataset_tokens) + " tokens";
   if (epochs && dataset_samples) {
-    return format_significant(*epochs, 4) + " epochs of " + format_significant(*dataset_samples, 4) +
-           " samples of seq_len tokens";
+    return count_text(*epochs) + " epochs of " + count_text(*dataset_samples) + " samples of seq_len tokens";
   }
   return "no tokens";
 }

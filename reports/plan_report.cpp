@@ -318,9 +318,9 @@ Section checkpoint_section(const PlanResult& r) {
   Table t{.id = "checkpoint", .title = "Checkpoint of the best candidate"};
   t.columns = {Column::text("figure", "Figure"), Column::text("value", "Value")};
   auto dur = [](double s) { return std::isfinite(s) ? format_value(s, ValueType::DURATION) : std::string("never"); };
-  t.add_row({"size", format_bytes(Bytes::from_double(ck.size_bytes))});
+  t.add_row({"size", format_value(ck.size_bytes, ValueType::BYTES)});
   t.add_row({"storage", ck.storage + (ck.aggregate_limited ? " (limited by its aggregate bandwidth)" : "")});
-  t.add_row({"write bandwidth, whole cluster", format_bandwidth(Bandwidth::bytes_per_second(ck.write_bandwidth))});
+  t.add_row({"write bandwidth, whole cluster", format_significant(ck.write_bandwidth / 1e9, 3) + " GB/s"});
   t.add_row({"write time", dur(ck.write_s)});
   t.add_row({"read time at restart", dur(ck.read_s)});
   t.add_row({"interval (training time)", dur(ck.interval_s)});
@@ -353,8 +353,8 @@ Section sensitivity_section(const PlanResult& r) {
   }
   if (most) {
     sec.paragraphs.push_back("Largest effect: " + most->label + " (" + (most->delta_days <= 0 ? "" : "+") +
-                             fmt(most->delta_days) + " days, " + (most->delta_usd <= 0 ? "-$" : "+$") +
-                             fmt(std::fabs(most->delta_usd), 4) + ").");
+                             fmt(most->delta_days) + " days, " + (most->delta_usd < 0 ? "-" : "+") +
+                             format_value(std::fabs(most->delta_usd), ValueType::DOLLARS) + ").");
   }
   Table t{.id = "sensitivity-table", .title = "One change at a time"};
   t.columns = {Column::text("change", "Change"),         Column::duration("step_time_s", "Step time"),

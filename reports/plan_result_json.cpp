@@ -60,26 +60,19 @@ Json memory_json(const models::MemoryBreakdown& m) {
               {"usable_bytes", m.usable.count()}};
 }
 
+// One option's figures for one candidate; the price itself (rate, region, source, date) is in the
+// result's "prices", once per system.
 Json option_json(const models::OptionCost& o) {
   Json j;
   j["available"] = o.available;
   if (!o.available) {
     j["reason"] = o.reason;
-    if (o.quote.available) j["per_hour"] = num(o.quote.per_hour);
     return j;
   }
   j["usd"] = num(o.usd);
   j["low"] = num(o.usd_low);
   j["high"] = num(o.usd_high);
-  j["per_hour"] = num(o.quote.per_hour);
-  j["region"] = o.quote.region;
-  j["source"] = o.quote.source;
-  j["date"] = o.quote.date;
-  j["assumed"] = o.quote.assumed;
-  if (o.quote.assumed) j["assumption"] = o.quote.assumption;
   j["wall_s"] = num(o.wall_s);
-  j["wall_low_s"] = num(o.wall_low_s);
-  j["wall_high_s"] = num(o.wall_high_s);
   j["instance_hours"] = num(o.instance_hours);
   if (o.option == models::PricingOption::CAPACITY_BLOCK) {
     j["billed_days"] = num(o.billed_days);
@@ -88,7 +81,24 @@ Json option_json(const models::OptionCost& o) {
   if (o.option == models::PricingOption::SPOT) j["expected_interruptions"] = num(o.expected_interruptions);
   j["meets_deadline"] = o.meets_deadline;
   j["within_budget"] = o.within_budget;
-  j["notes"] = o.notes;
+  return j;
+}
+
+Json quote_json(const std::string& system, const models::PriceQuote& q) {
+  Json j;
+  j["system"] = system;
+  j["option"] = std::string(models::to_string(q.option));
+  j["available"] = q.available;
+  if (!q.available) {
+    j["reason"] = q.unavailable_reason;
+    return j;
+  }
+  j["per_hour"] = num(q.per_hour);
+  j["region"] = q.region;
+  j["source"] = q.source;
+  j["date"] = q.date;
+  j["assumed"] = q.assumed;
+  if (q.assumed) j["assumption"] = q.assumption;
   return j;
 }
 
@@ -118,9 +128,13 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
   for (const auto& [k, v] : s.nccl.env) j["nccl_env"][k] = v;
   j["peak_memory_bytes"] = l.memory.peak.count();
   j["fits_in_memory"] = l.fits && (!c.evaluated || c.estimate().memory.fits);
-  j["memory"] = memory_json(l.memory);
-  j["memory"]["peak_stage"] = l.peak_stage;
-  const bool priced = c.evaluated && c.status != models::CandidateStatus::EVALUATION_FAILED;
+  const bool feasible = c.status == models::CandidateStatus::FEASIBLE;
+  if (feasible) {
+    j["memory"] = memory_json(l.memory);
+    j["memory"]["peak_stage"] = l.peak_stage;
+  }
+  const bool priced = c.evaluated && c.status != models::CandidateStatus::EVALUATION_FAILED &&
+                      c.status != models::CandidateStatus::DOES_NOT_FIT;
   if (!priced) return j;
   const auto& e = c.estimate();
   j["fidelity"] = e.fidelity == models::Fidelity::EVENT ? "event" : "fast";
@@ -128,14 +142,20 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
   j["uncertainty"] = {{"low_s", num(e.low_s)}, {"high_s", num(e.high_s)}};
   j["fast_step_time_s"] = num(c.fast.step_time_s);
   if (!c.event_error.empty()) j["event_error"] = c.event_error;
+  j["time_to_train_s"] = num(c.wall.nominal_s);
+  j["time_to_train_band"] = {{"low_s", num(c.wall_low_s)}, {"high_s", num(c.wall_high_s)}};
+  const auto* ch = c.cheapest_cost();
+  j["cheapest_option"] = ch && ch->available ? Json(std::string(models::to_string(ch->option))) : Json(nullptr);
+  if (!feasible) {
+    j["cheapest_usd"] = ch && ch->available ? num(ch->usd) : Json(nullptr);
+    return j;
+  }
   j["tokens"] = num(c.tokens);
   j["tokens_per_step"] = c.tokens_per_step;
   j["steps"] = c.steps;
   j["tokens_per_s"] = num(e.tokens_per_s);
   j["mfu"] = num(e.mfu);
   j["compute_s"] = num(c.compute_s);
-  j["time_to_train_s"] = num(c.wall.nominal_s);
-  j["time_to_train_band"] = {{"low_s", num(c.wall_low_s)}, {"high_s", num(c.wall_high_s)}};
   if (c.checkpoint.enabled) {
     j["checkpoint"] = {{"storage", c.checkpoint.storage},
                        {"size_bytes", num(c.checkpoint.size_bytes)},
@@ -151,8 +171,6 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
   Json costs = Json::object();
   for (const auto& o : c.costs) costs[std::string(models::to_string(o.option))] = option_json(o);
   j["cost_usd"] = costs;
-  const auto* ch = c.cheapest_cost();
-  j["cheapest_option"] = ch && ch->available ? Json(std::string(models::to_string(ch->option))) : Json(nullptr);
   const auto& b = e.breakdown;
   j["breakdown"] = {{"compute_s", num(b.compute_s)},
                     {"exposed_comm_s", num(b.exposed_comm_s)},
@@ -217,6 +235,11 @@ nlohmann::ordered_json plan_result_to_json(const PlanResult& r, const Report& re
                  {"feasible", n.feasible},
                  {"rechecked", n.rechecked}};
   j["best"] = r.best ? Json(*r.best) : Json(nullptr);
+  Json prices = Json::array();
+  for (std::size_t s = 0; s < r.space.systems.size(); ++s) {
+    for (const auto& q : r.quotes[s]) prices.push_back(quote_json(r.space.systems[s].name, q));
+  }
+  j["prices"] = std::move(prices);
   Json cands = Json::array();
   for (std::size_t id : r.primary()) cands.push_back(candidate_json(r, r.candidates[id]));
   j["candidates"] = std::move(cands);
@@ -254,7 +277,28 @@ nlohmann::ordered_json plan_result_to_json(const PlanResult& r, const Report& re
 }
 
 std::string render_plan_result(const PlanResult& r, const Report& report) {
-  return plan_result_to_json(r, report).dump(2) + "\n";
+  // Two-space indentation, except that each candidate is one line: a result holds thousands.
+  const Json j = plan_result_to_json(r, report);
+  std::string out = "{\n";
+  bool first = true;
+  for (const auto& [key, value] : j.items()) {
+    out += first ? "  " : ",\n  ";
+    first = false;
+    out += Json(key).dump() + ": ";
+    if ((key == "candidates" || key == "infeasible") && !value.empty()) {
+      out += "[\n";
+      for (std::size_t i = 0; i < value.size(); ++i) out += (i ? ",\n    " : "    ") + value[i].dump();
+      out += "\n  ]";
+    } else {
+      std::string text = value.dump(2);
+      // Indent the nested lines one level (strings hold no raw newlines: JSON escapes them).
+      for (std::size_t pos = text.find('\n'); pos != std::string::npos; pos = text.find('\n', pos + 3)) {
+        text.replace(pos, 1, "\n  ");
+      }
+      out += text;
+    }
+  }
+  return out + "\n}\n";
 }
 
 Report load_saved_report(const std::string& path) {
@@ -265,7 +309,7 @@ Report load_saved_report(const std::string& path) {
     o.at("schema_version").as_int({.min = 1, .max = kPlanResultSchemaVersion});
     o.at("kind");
     // The rest of a plan result is data for other programs; only its report is rendered.
-    o.allow({"plan", "evaluated", "feasible", "counts", "best", "candidates", "pareto", "infeasible",
+    o.allow({"plan", "evaluated", "feasible", "counts", "best", "prices", "candidates", "pareto", "infeasible",
              "rejected_combinations", "sensitivity"});
     Report r = read_report(o.at("report"));
     o.finish();
