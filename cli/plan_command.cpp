@@ -80,8 +80,9 @@ void add_plan_command(CLI::App& app, Context& ctx) {
     if (!*quiet) {
       options.progress = [&ctx, &progressed](const models::PlanProgress& p) {
         std::ostringstream line;
-        line << "\rplan: " << p.phase << " " << p.done;
-        if (p.total > 0) line << " of " << p.total;
+        line << "\rplan: " << p.phase;
+        if (p.phase == "prepare") line << ": " << p.done << " combinations";
+        if (p.total > 0) line << ": " << p.done << " of " << p.total;
         line << "        ";
         ctx.err << line.str() << std::flush;
         progressed = true;

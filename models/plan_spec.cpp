@@ -366,7 +366,7 @@ double JobSpec::tokens_for(std::int64_t seq_len) const {
 namespace {
 // 2e+12 -> "2e12", 1.25e9 -> "1.25e9", 3 -> "3": short and exact enough for a title.
 std::string count_text(double v) {
-  if (v < 1e6) return format_significant(v, 4);
+  if (v < 1e6) return format_significant(v, 6);
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   std::string s(buf);

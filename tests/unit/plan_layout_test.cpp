@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
 #include "models/layout_search.hpp"
 #include "models/plan_spec.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace clustersim;
 using namespace clustersim::models;
@@ -128,4 +131,19 @@ TEST_CASE("enumeration is the same whatever the thread count", "[unit][plan]") {
   CHECK(layouts(a) == layouts(b));
   CHECK(a.rejected_count == b.rejected_count);
   for (std::size_t i = 0; i < a.candidates.size(); ++i) CHECK(a.candidates[i].memory.peak == b.candidates[i].memory.peak);
+}
+
+TEST_CASE("the plans in scenarios/plans read and expand", "[unit][plan]") {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(testing::source_dir() / "scenarios" / "plans")) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  CHECK(files.size() >= 3);
+  for (const auto& f : files) {
+    INFO(f.filename().string());
+    const PlanSpec plan = load_plan(f.string());
+    const SearchSpace s = enumerate_layouts(plan, catalog());
+    CHECK(s.candidates.size() > s.does_not_fit);
+  }
 }

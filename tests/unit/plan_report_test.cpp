@@ -174,3 +174,38 @@ TEST_CASE("clustersim report re-renders a saved plan result without recomputing 
   CHECK(cli::run({"report", other.string()}, o2, e2) == 2);
   CHECK_THAT(e2.str(), Catch::Contains("other.json: /kind"));
 }
+
+TEST_CASE("clustersim plan with the step model: same bytes with 1 or 2 threads, re-rendered by report",
+          "[unit][plan][cli]") {
+  testing::TempDir dir;
+  const auto plan = dir.write("small.json", R"({"schema_version": 1, "name": "small", "model": {"preset": "llama3-8b"},
+      "training": {"seq_len": 4096, "global_batch_size": 64, "activation_checkpointing": ["selective"],
+                   "micro_batch_size": [1, 2]},
+      "parallelism": {"framework": "megatron", "tensor": "auto", "pipeline": [1, 2]},
+      "cluster": {"system": ["p4de.24xlarge", "p5.48xlarge"], "nodes": [1, 2]},
+      "job": {"tokens": 1e10},
+      "checkpoint": {"storage": "s3", "interval": "1 h"},
+      "search": {"top_k": 1}})");
+  auto run = [](const std::vector<std::string>& args) {
+    std::ostringstream out, err;
+    const int rc = cli::run(args, out, err);
+    return std::make_tuple(rc, out.str(), err.str());
+  };
+  const auto [rc1, json1, err1] = run({"plan", plan.string(), "--format", "json", "--threads", "1"});
+  REQUIRE(rc1 == 0);
+  const auto [rc2, json2, err2] = run({"plan", plan.string(), "--format", "json", "--threads", "2", "--quiet"});
+  REQUIRE(rc2 == 0);
+  CHECK(json1 == json2);
+  CHECK(err2.empty());
+  CHECK_THAT(err1, Catch::Contains("plan: fast"));
+  const auto j = nlohmann::json::parse(json1);
+  CHECK(j["evaluated"].get<int>() > 10);
+  CHECK(j["candidates"][0]["fidelity"] == "event");
+  // The report the plan wrote is the one `report` renders from the saved result.
+  const auto saved = dir.write("result.json", json1);
+  const auto [rc3, html_plan, e3] = run({"plan", plan.string(), "--format", "html", "--quiet"});
+  const auto [rc4, html_report, e4] = run({"report", saved.string(), "--format", "html"});
+  CHECK(rc3 == 0);
+  CHECK(rc4 == 0);
+  CHECK(html_plan == html_report);
+}
