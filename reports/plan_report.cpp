@@ -29,12 +29,32 @@ Cell banded(double v, double lo, double hi) {
 
 std::string label_of(const PlanResult& r, std::size_t id) { return models::candidate_label(r.layout(id).scenario); }
 
-// A short label for charts: "p5 x 16, TP8 PP4 ...".
+// Compact labels for charts, where space is short: "p5 x64 TP4 PP2v8 CP2 DP32 mb1 sel".
+std::string short_system(const std::string& system) {
+  const auto dot = system.find('.');
+  return dot == std::string::npos ? system : system.substr(0, dot);
+}
+
+std::string compact_layout(const models::Scenario& s, bool with_data) {
+  const auto& p = s.parallelism;
+  std::string out = "TP" + std::to_string(p.tensor) + " PP" + std::to_string(p.pipeline);
+  if (p.virtual_stages > 1) out += "v" + std::to_string(p.virtual_stages);
+  if (p.context > 1) out += " CP" + std::to_string(p.context);
+  if (p.expert > 1) out += " EP" + std::to_string(p.expert);
+  if (with_data) out += " DP" + std::to_string(p.data);
+  if (p.framework != models::Framework::MEGATRON && p.zero_stage > 0) out += " Z" + std::to_string(p.zero_stage);
+  if (p.framework == models::Framework::DEEPSPEED) out += " ds";
+  out += " mb" + std::to_string(s.training.micro_batch_size);
+  if (s.training.activation_checkpointing == models::Checkpointing::SELECTIVE) out += " sel";
+  if (s.training.activation_checkpointing == models::Checkpointing::FULL) out += " full";
+  if (s.training.fine_tuning == models::FineTuning::LORA) out += " LoRA";
+  for (const auto& [k, v] : s.nccl.env) out += " " + v;
+  return out;
+}
+
 std::string short_label(const PlanResult& r, std::size_t id) {
   const auto& s = r.layout(id).scenario;
-  std::string sys = s.cluster.system;
-  if (const auto dot = sys.find('.'); dot != std::string::npos) sys = sys.substr(0, dot);
-  return sys + " x " + std::to_string(s.cluster.nodes) + ", " + models::layout_label(s, true);
+  return short_system(s.cluster.system) + " x" + std::to_string(s.cluster.nodes) + " " + compact_layout(s, true);
 }
 
 std::string fidelity_name(models::Fidelity f) { return f == models::Fidelity::EVENT ? "event" : "fast"; }
@@ -186,7 +206,7 @@ Section scaling_section(const PlanResult& r) {
   Chart c;
   c.id = "step-time-vs-gpus";
   c.title = "Step time against GPU count";
-  c.caption = "One line per layout; error bars show the uncertainty band.";
+  c.caption = "One line per layout (data parallelism grows with the GPUs); error bars show the uncertainty band.";
   c.x = Axis{.label = "GPUs", .type = ValueType::INTEGER, .scale = AxisScale::LOG2};
   c.y = Axis{.label = "Step time", .type = ValueType::DURATION, .scale = AxisScale::LOG10};
   std::vector<std::string> shapes;
@@ -197,6 +217,7 @@ Section scaling_section(const PlanResult& r) {
   }
   for (const auto& shape : shapes) {
     std::map<int, ChartPoint> by_gpus;  // the first candidate (by id) at each GPU count
+    std::string name;
     for (const auto& cand : r.candidates) {
       if (cand.status != models::CandidateStatus::FEASIBLE || r.layout(cand.id).shape != shape) continue;
       const auto& e = cand.estimate();
@@ -207,8 +228,12 @@ Section scaling_section(const PlanResult& r) {
         p.y_band = Band{e.low_s, e.high_s};
       }
       by_gpus[gpus] = p;
+      if (name.empty()) {
+        const auto& sc = r.layout(cand.id).scenario;
+        name = short_system(sc.cluster.system) + " " + compact_layout(sc, false);
+      }
     }
-    Series s{.name = shape};
+    Series s{.name = name};
     for (auto& [g, p] : by_gpus) s.points.push_back(p);
     if (!s.points.empty()) c.series.push_back(std::move(s));
   }
