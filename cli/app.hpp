@@ -48,5 +48,7 @@ void add_plan_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
+// `validate training` (cli/validate_training.cpp), added to the validate subcommand.
+void add_validate_training(CLI::App& validate, Context& ctx);
 
 }  // namespace clustersim::cli

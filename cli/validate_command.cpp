@@ -187,6 +187,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   coll->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   coll->add_flag("--check", args->check, "Exit 1 when an error exceeds its recorded threshold");
   coll->callback([&ctx, args]() { run_validate(ctx, *args); });
+  add_validate_training(*validate, ctx);
 }
 
 }  // namespace clustersim::cli

@@ -63,6 +63,10 @@ class Builder {
   }
 
   void attention(std::int64_t heads, std::int64_t kv_heads, std::int64_t qk, std::int64_t v) {
+    if (t_.attention_kernel == AttentionKernel::UNFUSED) {
+      unfused_attention(heads, qk, v);
+      return;
+    }
     KernelOp op;
     op.name = "flash_attn";
     op.layer = layer_;
@@ -78,6 +82,32 @@ class Builder {
                     .causal = true};
     fill_attention(op, false);
     entries.push_back({.op = op, .recompute_selective = true});
+  }
+
+  // Megatron-LM's attention before flash attention (CoreAttention): per (micro-batch, head) a
+  // QK^T GEMM (s_q x d by d x s_kv, the whole square: the causal mask is applied in the softmax),
+  // the fused scale-mask-softmax (reads the scores, writes the probabilities: 2 + 2 bytes per score
+  // in 16 bits), dropout (reads them, writes the result and a 1-byte mask: 5 bytes), and the PV
+  // GEMM (s_q x s_kv by s_kv x d). Backward: the GEMMs' two gradients each (dQ and dK, dP and dV,
+  // counted as dgrad and wgrad), dropout backward (2 + 1 + 2 bytes) and softmax backward
+  // (probabilities, gradient, result: 6 bytes). All four are the attention core that selective
+  // recomputation replays.
+  void unfused_attention(std::int64_t heads, std::int64_t qk, std::int64_t v) {
+    const std::int64_t h = heads / tp_;
+    const std::int64_t sq = l_.seq_len() / l_.cp();
+    const std::int64_t skv = l_.seq_len();
+    const std::int64_t batch = l_.micro_batch() * h;
+    const double scores = static_cast<double>(batch) * sq * skv;
+    const double e = act_;
+    const Precision dt = t_.precision == Precision::FP8 ? Precision::BF16 : t_.precision;
+    gemm("attn_scores", sq, skv, qk, false, batch, dt);
+    entries.back().recompute_selective = true;
+    memory("attn_softmax", scores * 2 * e, 4 * scores, 6.0 / 4.0);
+    entries.back().recompute_selective = true;
+    memory("attn_dropout", scores * (2 * e + 1), scores, 5.0 / 5.0);
+    entries.back().recompute_selective = true;
+    gemm("attn_values", sq, v, skv, false, batch, dt);
+    entries.back().recompute_selective = true;
   }
 
   // A linear of this layer with its LoRA adapters. Column-parallel: output split across TP;
@@ -149,6 +179,12 @@ class Builder {
     }
     for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
       const Entry& e = *it;
+      if (ckpt == Checkpointing::SELECTIVE && e.recompute_selective && e.op.kind != OpKind::ATTENTION) {
+        // The unfused attention core (its GEMMs and element-wise kernels) replayed before its backward.
+        KernelOp r = e.op;
+        r.pass = Pass::RECOMPUTE;
+        ops.backward.push_back(r);
+      }
       switch (e.op.kind) {
         case OpKind::GEMM: finish_gemm_backward(ops.backward, e); break;
         case OpKind::ATTENTION: {

@@ -16,6 +16,9 @@
 //                    T k routed tokens per rank under balanced routing), moe_unpermute, shared
 //                    expert GEMMs (+ Qwen's shared-expert gate)
 //   | mlp_residual (+dropout)
+// With training.attention "unfused" the flash_attn kernel is replaced by Megatron-LM's pre-2022
+// core attention: attn_scores (batched QK^T GEMM), attn_softmax, attn_dropout, attn_values
+// (batched PV GEMM) over the full s x s square (see unfused_attention in layer_ops.cpp).
 // LoRA adds, per targeted projection, lora.<p>.A (T x in -> r), lora.<p>.B (T x r -> out) and an
 // add; the frozen base GEMMs keep their dgrad (gradients still flow to earlier adapters) but have no
 // wgrad, and activations are still stored for the backward through the frozen layers.

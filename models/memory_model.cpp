@@ -98,7 +98,16 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const ParallelLayout& l
     attn += T * (m.q_width() + 2 * m.kv_width()) / tp * a;  // q, k, v
     attn += T * m.q_width() / tp * a;                       // attention output (o_proj input)
   }
-  if (ckpt == Checkpointing::NONE) attn += lse;
+  if (ckpt == Checkpointing::NONE) {
+    if (t.attention_kernel == AttentionKernel::UNFUSED) {
+      // Unfused attention keeps the softmax output (2 bytes), the dropout mask (1) and the dropout
+      // output (2) of every score: Korthikanti et al.'s 5 a s^2 b, per rank a / tp heads.
+      attn += 5.0 * l.micro_batch() * (m.num_heads / tp) * (static_cast<double>(l.seq_len()) / l.cp()) *
+              static_cast<double>(l.seq_len());
+    } else {
+      attn += lse;
+    }
+  }
   const double inter = m.mlp == MlpKind::GATED_SILU ? 3 : 2;  // gate, up, act output | fc1 output, act output
   double mlp = 2 * hidden + mask;                             // post_attn_norm input, MLP input
   if (m.is_moe_layer(layer)) {

@@ -30,6 +30,8 @@
 // probabilities, the T k routed token copies and their expert intermediates. Tensors of width h
 // are split by tp only under sequence parallelism (Korthikanti Sec. 4.2.2); T = b s / cp.
 //   none       everything above
+//   (training.attention "unfused": plus the softmax output, dropout mask and dropout output of every
+//   score, 5 b (a/tp) (s/cp) s bytes: Korthikanti's 5 a s^2 b term, which flash attention removes)
 //   selective  minus what the attention core keeps internally (log-sum-exp): with flash
 //              attention the s^2 terms it was invented for are already gone
 //   full       the layer input only (2 T_sp h), plus one layer's full set while it is recomputed

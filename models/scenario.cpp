@@ -72,6 +72,9 @@ TrainingSpec read_training(ValueReader v) {
                                    : s == "selective" ? Checkpointing::SELECTIVE
                                                       : Checkpointing::NONE;
     }
+    if (auto p = o.maybe("attention")) {
+      t.attention_kernel = p->as_choice({"flash", "unfused"}) == "unfused" ? AttentionKernel::UNFUSED : AttentionKernel::FLASH;
+    }
     if (auto p = o.maybe("tokens")) t.tokens = p->as_number({.min = 0, .max = 1e18, .min_exclusive = true});
     if (auto ft = o.maybe("fine_tuning")) {
       ft->read_object([&](ObjectReader& f) {

@@ -34,6 +34,10 @@ enum class Precision { BF16, FP16, FP8, FP32 };
 enum class Optimizer { ADAMW, ADAM, SGD };
 enum class Checkpointing { NONE, SELECTIVE, FULL };
 enum class FineTuning { FULL, LORA };
+// The attention kernel: a fused flash-attention kernel (FlashAttention-2/3, cuDNN fused attention),
+// or the unfused sequence of Megatron-LM before 2022: batched QK^T GEMM, fused scale-mask-softmax,
+// dropout, batched PV GEMM, with the b x heads x s x s scores in HBM.
+enum class AttentionKernel { FLASH, UNFUSED };
 
 struct LoraSpec {
   int rank = 16;
@@ -52,6 +56,7 @@ struct TrainingSpec {
   std::optional<double> tokens;  // tokens to train, for time-to-train figures
   FineTuning fine_tuning = FineTuning::FULL;
   LoraSpec lora;
+  AttentionKernel attention_kernel = AttentionKernel::FLASH;  // training.attention: "flash" | "unfused"
 };
 
 enum class Framework { PYTORCH, MEGATRON, DEEPSPEED };

@@ -116,6 +116,7 @@ class EventBuilder {
     spec.duration = d;
     spec.kind = static_cast<std::uint16_t>(cls);
     spec.label = label(name, to_string(cls));
+    spec.uses_sms = stream == S_COMPUTE;
     const TaskId t = graph_.add(spec);
     task_comm_.push_back(-1);
     return t;
@@ -322,6 +323,7 @@ class EventBuilder {
     spec.kind = static_cast<std::uint16_t>(c.cls);
     spec.label = label(c.name, to_string(c.cls));
     spec.account = c.account;
+    spec.sm_share = static_cast<float>(c.sm_share);
     scratch_.clear();
     if (c.group < 0) {
       // Host copies: every GPU of the stage on the node copies at once.

@@ -56,6 +56,7 @@ CollectiveCost PredictorCache::cost(const nc::CollectivePredictor& p, nc::Collec
     const nc::CollectivePrediction pr = p.predict(op, size);
     c.time = pr.gpu_time;
     c.algorithm = std::string(nc::to_string(pr.algorithm)) + "/" + std::string(nc::to_string(pr.protocol));
+    c.channels = pr.channels;
     const double factor = op == nc::CollectiveOp::SENDRECV ? 1.0 : nc::busbw_factor(op, n);
     c.bus_bytes = size.as_double() * factor;
     // The slowest hop bounds the bandwidth-bound part (see the header).

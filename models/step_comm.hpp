@@ -17,6 +17,8 @@
 //   bandwidth_time  bus_bytes over the effective rate of the group's slowest hop (NVLink, PCIe,
 //                   SHM, or the NIC devices NCCL uses, each at NCCL's achieved rate), at most
 //                   `time`; the rest of `time` is latency, which contention does not stretch.
+//   channels        the channels NCCL's tuner picks for the size: NCCL launches one thread block
+//                   per channel (src/enqueue.cc), so a running collective holds that many SMs.
 
 #include <cstdint>
 #include <map>
@@ -38,6 +40,7 @@ struct CollectiveCost {
   Duration bandwidth_time;
   double bus_bytes = 0;
   std::string algorithm;  // "ring/simple"
+  int channels = 0;       // NCCL channels: thread blocks, one per channel, held on each GPU's SMs
 };
 
 // Predictors and predictions, kept across evaluations (the planner evaluates thousands of

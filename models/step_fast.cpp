@@ -66,19 +66,28 @@ class StageFast {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const PassItem& it = list[i];
       if (!it.is_comm) {
-        double slowest_side = 0;
+        double slowest_side = 0, share = 0;
         int side = -1;
         for (std::size_t j = i + 1; j < list.size() && list[j].is_comm && list[j].beside == static_cast<int>(i); ++j) {
           if (time(list[j].comm) > slowest_side) {
             slowest_side = time(list[j].comm);
             side = list[j].comm;
+            share = st_.comms[list[j].comm].sm_share;
           }
           use(t, list[j].comm);
         }
-        const double k = sec(it.time);
-        t.total += k;
-        t.kernels += k;
-        expose(t, side, slowest_side - k);
+        const double c = sec(it.time);
+        const double T = slowest_side;
+        // Kernels beside a collective run on 1 - f of the SMs while it lasts.
+        if (c + share * T >= T) {
+          t.total += c + share * T;
+          t.kernels += c + share * T;
+        } else {
+          const double k = share < 1 ? c / (1 - share) : c;
+          t.total += k;
+          t.kernels += k;
+          expose(t, side, T - k);
+        }
         continue;
       }
       if (it.beside >= 0) continue;  // counted with its compute item
@@ -88,6 +97,7 @@ class StageFast {
     return t;
   }
 
+  double share(int comm) const { return comm < 0 ? 0.0 : st_.comms[comm].sm_share; }
   double unit_gather(const UnitPlan& u) const { return time(u.gather) + time(u.gather_expert); }
   double unit_reduce(const UnitPlan& u) const { return time(u.reduce) + time(u.reduce_expert); }
 
@@ -129,7 +139,10 @@ class StageFast {
       if (k + 1 < n) {
         const UnitPlan& nx = st_.units[units[k + 1]];
         const double h = time(nx.h2d), g = unit_gather(nx);
-        const double excess = (h + g) - c.total;
+        const double slow = share(nx.gather) * std::min(g, c.total);
+        t.total += slow;
+        t.kernels += slow;
+        const double excess = (h + g) - c.total - slow;
         if (excess > 0) {
           // Attribute the wait to whichever copy is the larger part of the fetch.
           if (h > g) {
@@ -192,7 +205,13 @@ class StageFast {
       const double pcie = h_of(k - 1) + d_of(k + 1);
       const double fetch = h_of(k - 1) + g_of(k - 1);
       const double need = std::max({net, pcie, fetch});
-      const double excess = need - c.total;
+      const UnitPlan* pu = k - 1 >= 0 ? &st_.units[units[k - 1]] : nullptr;
+      const UnitPlan* nu = k + 1 < n ? &st_.units[units[k + 1]] : nullptr;
+      const double slow = (pu && st_.gather_for_backward ? share(pu->gather) * std::min(g_of(k - 1), c.total) : 0.0) +
+                          (nu ? share(nu->reduce) * std::min(r_of(k + 1), c.total) : 0.0);
+      t.total += slow;
+      t.kernels += slow;
+      const double excess = need - c.total - slow;
       if (excess > 0) {
         const UnitPlan* prev = k - 1 >= 0 ? &st_.units[units[k - 1]] : nullptr;
         const UnitPlan* next = k + 1 < n ? &st_.units[units[k + 1]] : nullptr;
@@ -234,16 +253,17 @@ class StageFast {
       order.push_back({unit_done[unit], static_cast<int>(i)});
     }
     std::stable_sort(order.begin(), order.end());
-    double finish = 0;
-    int last = -1;
+    double finish = 0, slow = 0;
     for (const auto& [ready, i] : order) {
-      finish = std::max(finish, ready) + time(buckets[i].comm);
+      const double start = std::max(finish, ready);
+      finish = start + time(buckets[i].comm);
       use(t, buckets[i].comm);
-      last = buckets[i].comm;
+      // Kernels of the backward that still runs beside this bucket lose its SMs.
+      slow += share(buckets[i].comm) * std::max(0.0, std::min(finish, clock) - start);
     }
-    const double tail = std::max(0.0, finish - clock);
-    (void)last;
-    return tail;
+    t.total += slow;
+    t.kernels += slow;
+    return std::max(0.0, finish - clock - slow);
   }
 
   const StagePlan& st_;
@@ -275,7 +295,14 @@ StepOutcome evaluate_fast(const StepPlan& plan) {
         total += f.time(bk.comm);
         f.use(b, bk.comm);
       }
-      const double extra = st.unit_comm_overlapped ? std::max(0.0, total - bw.total) : total;
+      double slow = 0;
+      if (st.unit_comm_overlapped) {
+        for (const auto& bk : st.grad_buckets) slow += f.share(bk.comm) * f.time(bk.comm);
+        slow = std::min(slow, 0.5 * bw.total);
+        b.total += slow;
+        b.kernels += slow;
+      }
+      const double extra = st.unit_comm_overlapped ? std::max(0.0, total - bw.total - slow) : total;
       if (!st.grad_buckets.empty()) f.expose(b, st.grad_buckets.back().comm, extra);
       mb.add(b);
     }

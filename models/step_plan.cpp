@@ -6,6 +6,7 @@
 
 #include "models/layer_ops.hpp"
 #include "models/parameter_tensors.hpp"
+#include "sim/exec/task_graph.hpp"
 
 namespace clustersim::models {
 
@@ -127,6 +128,8 @@ class StageBuilder {
     c.size = size;
     c.repeat = std::max(1, repeat);
     c.cost = collective_cost(cache_, st_.groups[group], op, size);
+    const int sms = std::max(1, in_.node.gpu->sm_count);
+    c.sm_share = std::min(sim::exec::kMaxSmShare, static_cast<double>(c.cost.channels) / sms);
     c.account = account(name, &st_.groups[group]);
     if (plan_.accounts[c.account].algorithm.empty()) plan_.accounts[c.account].algorithm = c.cost.algorithm;
     st_.comms.push_back(c);

@@ -55,6 +55,11 @@
 //                                 last micro-batch and the updated 16-bit parameters come back
 //                                 (unless they live on the host)
 // Dense parameters use the data group (dp x cp), expert parameters the expert-data group.
+//
+// SM sharing: a collective holds one thread block per NCCL channel for as long as it runs, so a
+// kernel overlapped with it runs on (1 - channels / SMs) of the GPU (CommSpec::sm_share; host copies
+// use copy engines and hold none). A kernel of duration c overlapped for the whole of a collective
+// of duration T then ends at max(T, c + f T) with f the share.
 
 #include <cstdint>
 #include <optional>
@@ -95,6 +100,7 @@ struct CommSpec {
   int repeat = 1;       // back-to-back collectives of `size` this item stands for
   bool host_to_device = true;  // host copies only
   CollectiveCost cost;  // one collective alone
+  double sm_share = 0;  // share of the GPU's SMs it holds while it runs (channels / SM count)
   Duration time() const { return cost.time * repeat; }
   Duration bandwidth_time() const { return cost.bandwidth_time * repeat; }
   int account = -1;     // index into StepPlan::accounts

@@ -1,5 +1,7 @@
 #include "sim/exec/stream_executor.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "hardware/errors.hpp"
@@ -33,6 +35,10 @@ StreamExecutor::StreamExecutor(Simulation& sim, const TaskGraph& graph, FlowNetw
       throw std::logic_error("StreamExecutor: a transfer task has flows but no network was given");
     }
   }
+  int ranks = 0;
+  for (std::uint32_t st = 0; st < graph_.stream_count(); ++st) ranks = std::max(ranks, graph_.stream(st).rank + 1);
+  share_.assign(static_cast<std::size_t>(ranks), 0.0);
+  running_.resize(static_cast<std::size_t>(ranks));
   const auto to = graph_.dependency_tasks();
   const auto from = graph_.dependency_befores();
   for (std::size_t i = 0; i < to.size(); ++i) {
@@ -83,6 +89,7 @@ void StreamExecutor::make_ready(TaskId t, TaskId binding) {
 
 void StreamExecutor::begin(TaskId t) {
   const std::uint64_t tag = static_cast<std::uint64_t>(t) << kTaskShift;
+  if (graph_.sm_share(t) > 0 && graph_.work(t) != WorkKind::MARKER) change_share(graph_.rank_of(t), graph_.sm_share(t));
   switch (graph_.work(t)) {
     case WorkKind::MARKER:
       timing_[t].start = sim_.now();
@@ -92,6 +99,14 @@ void StreamExecutor::begin(TaskId t) {
       timing_[t].start = sim_.now();
       if (graph_.duration(t) == Duration::zero()) {
         finish(t);
+      } else if (graph_.uses_sms(t)) {
+        const int rank = graph_.rank_of(t);
+        Running r;
+        r.task = t;
+        r.left_ps = static_cast<double>(graph_.duration(t).picoseconds());
+        r.since = sim_.now();
+        schedule_running(r, rate(rank));
+        running_[static_cast<std::size_t>(rank)].push_back(r);
       } else {
         sim_.schedule_after(graph_.duration(t), *this, tag | EV_COMPUTE_DONE);
       }
@@ -103,6 +118,31 @@ void StreamExecutor::begin(TaskId t) {
         sim_.schedule_after(graph_.duration(t), *this, tag | EV_TRANSFER_DELAY);
       }
       break;
+  }
+}
+
+double StreamExecutor::rate(int rank) const {
+  return 1.0 - std::min(share_[static_cast<std::size_t>(rank)], kMaxSmShare);
+}
+
+void StreamExecutor::schedule_running(Running& r, double rt) {
+  const double ps = std::max(0.0, r.left_ps) / rt;
+  const std::uint64_t tag = (static_cast<std::uint64_t>(r.task) << kTaskShift) | EV_COMPUTE_DONE;
+  r.event = sim_.schedule_after(Duration::ps(static_cast<std::int64_t>(std::llround(ps))), *this, tag);
+}
+
+void StreamExecutor::change_share(int rank, double delta) {
+  const double old_rate = rate(rank);
+  double& sh = share_[static_cast<std::size_t>(rank)];
+  sh += delta;
+  if (sh < 1e-9) sh = 0;
+  const double new_rate = rate(rank);
+  if (new_rate == old_rate) return;
+  for (Running& r : running_[static_cast<std::size_t>(rank)]) {
+    r.left_ps -= static_cast<double>((sim_.now() - r.since).picoseconds()) * old_rate;
+    r.since = sim_.now();
+    sim_.cancel(r.event);
+    schedule_running(r, new_rate);
   }
 }
 
@@ -141,6 +181,12 @@ void StreamExecutor::on_flow_complete(const FlowCompletion& done) {
 }
 
 void StreamExecutor::finish(TaskId t) {
+  const int rank = graph_.rank_of(t);
+  if (graph_.uses_sms(t)) {
+    auto& list = running_[static_cast<std::size_t>(rank)];
+    list.erase(std::remove_if(list.begin(), list.end(), [t](const Running& r) { return r.task == t; }), list.end());
+  }
+  if (graph_.sm_share(t) > 0 && graph_.work(t) != WorkKind::MARKER) change_share(rank, -graph_.sm_share(t));
   TaskTiming& tm = timing_[t];
   tm.end = sim_.now();
   tm.done = true;

@@ -11,6 +11,9 @@
 //     transfer  waits `duration`, starts all of its flows at once (one rate recomputation), and
 //               finishes when the last flow completes; a transfer without flows is a delay;
 //     marker    finishes at T.
+//   SM sharing (task_graph.hpp): while tasks of a rank holding SM shares run, that rank's GPU
+//   kernels progress at rate 1 - min(sum of shares, kMaxSmShare); when the sum changes, each running
+//   kernel's remaining work is brought up to date and its completion rescheduled.
 //   A finished task decrements its successors (its stream's next task and its dependents), in
 //   the order the dependencies were added, so equal inputs give equal event orders.
 //   The binding predecessor of a task is the one whose completion made it ready (the stream's
@@ -74,6 +77,15 @@ class StreamExecutor final : public Model, private EventHandler, private FlowHan
   void begin(TaskId t);
   void start_flows(TaskId t);
   void finish(TaskId t);
+  struct Running {  // a GPU kernel that SM sharing can slow
+    TaskId task = NO_TASK;
+    double left_ps = 0;  // work left at full rate, as of `since`
+    TimePoint since;
+    EventId event;
+  };
+  double rate(int rank) const;
+  void change_share(int rank, double delta);
+  void schedule_running(Running& r, double rate);
 
   Simulation& sim_;
   const TaskGraph& graph_;
@@ -87,6 +99,8 @@ class StreamExecutor final : public Model, private EventHandler, private FlowHan
   std::vector<TaskTiming> timing_;
   std::vector<FlowNetwork::BulkTransfer> bulk_;  // scratch
   std::vector<TaskId> work_;                     // ready tasks not yet begun
+  std::vector<double> share_;                    // per rank: SM share held by running tasks
+  std::vector<std::vector<Running>> running_;    // per rank: kernels that sharing slows
   bool draining_ = false;
   std::size_t finished_ = 0;
   TimePoint makespan_;

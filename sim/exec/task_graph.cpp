@@ -1,5 +1,6 @@
 #include "sim/exec/task_graph.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace clustersim::sim::exec {
@@ -26,6 +27,8 @@ TaskId TaskGraph::add(const TaskSpec& spec) {
   kind_.push_back(spec.kind);
   label_.push_back(spec.label);
   account_.push_back(spec.account);
+  sm_share_.push_back(std::clamp(spec.sm_share, 0.0f, 1.0f));
+  uses_sms_.push_back(spec.uses_sms && spec.work == WorkKind::COMPUTE ? 1 : 0);
   flow_begin_.push_back(static_cast<std::uint32_t>(flows_.size()));
   return id;
 }
@@ -58,6 +61,7 @@ std::size_t TaskGraph::memory_bytes() const {
   b += streams_of_task_.capacity() * sizeof(std::uint32_t) + work_.capacity() * sizeof(WorkKind) +
        duration_ps_.capacity() * sizeof(std::int64_t) + kind_.capacity() * sizeof(std::uint16_t) +
        label_.capacity() * sizeof(std::uint32_t) + account_.capacity() * sizeof(std::int32_t) +
+       sm_share_.capacity() * sizeof(float) + uses_sms_.capacity() +
        flow_begin_.capacity() * sizeof(std::uint32_t) + flows_.capacity() * sizeof(FlowSpec) +
        (dep_to_.capacity() + dep_from_.capacity()) * sizeof(TaskId);
   return b;

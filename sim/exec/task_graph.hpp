@@ -15,6 +15,11 @@
 //                 a PCIe copy); the delay is the part of the time that does not scale with
 //                 bandwidth (launch and protocol latency),
 //       marker    nothing (a zero-time join point).
+//   - SM sharing: a task may occupy a share of its GPU's streaming multiprocessors while it runs
+//     (a NCCL collective: one thread block per channel), and a task may run on them (GPU kernels).
+//     While tasks of one rank occupy a total share f (at most kMaxSmShare), that rank's kernels
+//     progress at rate 1 - f: a kernel of duration d overlapped with such a collective for its
+//     whole length takes d / (1 - f).
 //   - Tasks carry a label (name and category, for traces), a kind chosen by the builder (what
 //     the time is attributed to in breakdowns: compute, a communication group, offload, ...) and
 //     an optional accounting index (which collective pattern it belongs to).
@@ -52,10 +57,14 @@ struct StreamInfo {
   std::string name;
 };
 
+inline constexpr double kMaxSmShare = 0.9;
+
 struct TaskSpec {
   std::uint32_t stream = 0;  // index returned by add_stream
   WorkKind work = WorkKind::COMPUTE;
   Duration duration;          // COMPUTE: the work; TRANSFER: the delay before the flows start
+  float sm_share = 0;         // share of the GPU's SMs held while it runs (0..1)
+  bool uses_sms = false;      // COMPUTE on the GPU: slowed by others' sm_share
   std::uint16_t kind = 0;     // attribution class (the builder's enum)
   std::uint32_t label = 0;    // index returned by add_label
   std::int32_t account = -1;  // accounting index (the builder's), -1 for none
@@ -85,6 +94,8 @@ class TaskGraph {
   Duration duration(TaskId t) const { return Duration::ps(duration_ps_[t]); }
   std::uint16_t kind(TaskId t) const { return kind_[t]; }
   std::int32_t account(TaskId t) const { return account_[t]; }
+  float sm_share(TaskId t) const { return sm_share_[t]; }
+  bool uses_sms(TaskId t) const { return uses_sms_[t] != 0; }
   std::string_view name(TaskId t) const { return labels_[label_[t]].name; }
   std::string_view category(TaskId t) const { return labels_[label_[t]].category; }
   std::span<const FlowSpec> flows(TaskId t) const {
@@ -113,6 +124,8 @@ class TaskGraph {
   std::vector<std::uint16_t> kind_;
   std::vector<std::uint32_t> label_;
   std::vector<std::int32_t> account_;
+  std::vector<float> sm_share_;
+  std::vector<std::uint8_t> uses_sms_;
   std::vector<std::uint32_t> flow_begin_{0};
   std::vector<FlowSpec> flows_;
   std::vector<TaskId> dep_to_;

@@ -1,0 +1,138 @@
+// clustersim validate training: training-step predictions beside published Megatron-LM
+// measurements (SC'21 Table 1 on A100, the Megatron-Core H100 weak-scaling table), row by row:
+// the measurement (the expectation), the prediction, the error, then the median and worst
+// absolute error per table and the recorded thresholds (--check fails when one is exceeded).
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "hardware/embedded_file.hpp"
+#include "hardware/errors.hpp"
+#include "models/training_validation.hpp"
+#include "reports/text_table.hpp"
+
+namespace clustersim::cli {
+
+std::span<const EmbeddedFile> builtin_validation_files();  // generated from tests/validation/data/*
+
+namespace {
+
+struct TrainingArgs {
+  std::string data_dir;
+  std::string format = "text";
+  bool check = false;
+};
+
+std::string read_data(const TrainingArgs& a, const std::string& name) {
+  if (!a.data_dir.empty()) {
+    const auto p = std::filesystem::path(a.data_dir) / name;
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw InputError(p.string(), "", "cannot read the file");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  for (const auto& f : builtin_validation_files()) {
+    if (f.path == name) return std::string(f.text);
+  }
+  throw RuntimeError("validation data file '" + name + "' is not built in");
+}
+
+std::string num(double v, int d) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", d, v);
+  return buf;
+}
+std::string pct(double v, bool sign = true) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, sign ? "%+.1f%%" : "%.1f%%", 100 * v);
+  return buf;
+}
+
+void run(Context& ctx, const TrainingArgs& a) {
+  const auto sets = models::run_training_validation(
+      read_data(a, "training_sets.json"), [&](const std::string& n) { return read_data(a, n); }, ctx.catalog());
+  const auto thresholds = models::load_training_thresholds(read_data(a, "training_thresholds.json"),
+                                                           "training_thresholds.json");
+  bool breach = false;
+  std::ostringstream out;
+  if (a.format == "json") {
+    nlohmann::json j;
+    j["schema_version"] = 1;
+    j["kind"] = "clustersim-training-validation";
+    j["sets"] = nlohmann::json::array();
+    for (const auto& s : sets) {
+      nlohmann::json js{{"name", s.name}, {"description", s.description}, {"provenance", s.provenance},
+                        {"median_abs_error", s.median_abs_error}, {"worst_abs_error", s.worst_abs_error}};
+      if (auto t = thresholds.find(s.name); t != thresholds.end()) {
+        const bool over = s.median_abs_error > t->second.median_abs_error || s.worst_abs_error > t->second.worst_abs_error;
+        breach = breach || over;
+        js["threshold"] = {{"median_abs_error", t->second.median_abs_error}, {"worst_abs_error", t->second.worst_abs_error}};
+        js["within_threshold"] = !over;
+      }
+      js["rows"] = nlohmann::json::array();
+      for (const auto& r : s.rows) {
+        js["rows"].push_back({{"row", r.label},
+                              {"measured_tflops_per_gpu", r.measured_tflops},
+                              {"predicted_tflops_per_gpu", r.predicted_tflops},
+                              {"fast_tflops_per_gpu", r.fast_tflops},
+                              {"error", r.error},
+                              {"predicted_step_s", r.step_s},
+                              {"measured_step_s", r.measured_step_s},
+                              {"compute_s", r.estimate.breakdown.compute_s},
+                              {"exposed_comm_s", r.estimate.breakdown.exposed_comm_s},
+                              {"pipeline_bubble_s", r.estimate.breakdown.pipeline_bubble_s},
+                              {"optimizer_s", r.estimate.breakdown.optimizer_s},
+                              {"fits_in_memory", r.estimate.memory.fits}});
+      }
+      j["sets"].push_back(js);
+    }
+    out << j.dump(2) << "\n";
+  } else {
+    using Align = reports::TextTable::Align;
+    for (const auto& s : sets) {
+      out << "== " << s.name << ": " << s.description << "\n   source: " << s.provenance << "\n";
+      reports::TextTable t({"row", "expected TFLOP/s", "predicted", "error", "fast", "step s (pred)", "step s (meas)",
+                            "compute", "exp. comm", "bubble", "optim", "fits"},
+                           {Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
+                            Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT});
+      for (const auto& r : s.rows) {
+        const auto& b = r.estimate.breakdown;
+        t.add_row({r.label, num(r.measured_tflops, 1), num(r.predicted_tflops, 1), pct(r.error), num(r.fast_tflops, 1),
+                   num(r.step_s, 2), num(r.measured_step_s, 2), num(b.compute_s, 2), num(b.exposed_comm_s, 2),
+                   num(b.pipeline_bubble_s, 2), num(b.optimizer_s, 2), r.estimate.memory.fits ? "yes" : "NO"});
+      }
+      t.write(out, "   ");
+      out << "   |error| over " << s.rows.size() << " rows: median " << pct(s.median_abs_error, false) << ", worst "
+          << pct(s.worst_abs_error, false);
+      if (auto th = thresholds.find(s.name); th != thresholds.end()) {
+        const bool over = s.median_abs_error > th->second.median_abs_error || s.worst_abs_error > th->second.worst_abs_error;
+        breach = breach || over;
+        out << "; recorded thresholds " << pct(th->second.median_abs_error, false) << " / "
+            << pct(th->second.worst_abs_error, false) << (over ? "  EXCEEDED" : "  ok");
+      }
+      out << "\n\n";
+    }
+  }
+  ctx.emit("", out.str());
+  if (a.check && breach) throw RuntimeError("a training validation error exceeds its recorded threshold");
+}
+
+}  // namespace
+
+void add_validate_training(CLI::App& validate, Context& ctx) {
+  auto args = std::make_shared<TrainingArgs>();
+  auto* cmd = validate.add_subcommand("training", "Training steps against published Megatron-LM measurements");
+  cmd->add_option("--data", args->data_dir, "Directory with the validation data (default: the built-in copies)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--check", args->check, "Exit 1 when an error exceeds its recorded threshold");
+  cmd->callback([&ctx, args]() { run(ctx, *args); });
+}
+
+}  // namespace clustersim::cli
