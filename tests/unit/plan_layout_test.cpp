@@ -144,6 +144,6 @@ TEST_CASE("the plans in scenarios/plans read and expand", "[unit][plan]") {
     INFO(f.filename().string());
     const PlanSpec plan = load_plan(f.string());
     const SearchSpace s = enumerate_layouts(plan, catalog());
-    CHECK(s.candidates.size() > s.does_not_fit);
+    CHECK(static_cast<std::int64_t>(s.candidates.size()) > s.does_not_fit);
   }
 }
