@@ -32,7 +32,11 @@ struct PlanCandidate {
   CandidateStatus status = CandidateStatus::DOES_NOT_FIT;
   std::string reason;  // why it is not feasible
   bool evaluated = false;
+  // The fast estimate, kept without its per-collective and per-parameter lists (thousands of
+  // candidates); their counts stay below.
   StepEstimate fast;
+  int parameters_used = 0;
+  int parameters_calibrated = 0;
   std::optional<StepEstimate> event;  // re-checked with the event simulation
   std::string event_error;
   double tokens = 0;

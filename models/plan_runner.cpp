@@ -325,6 +325,10 @@ PlanResult run_plan(const PlanSpec& plan, const hardware::Catalog& catalog, cons
       const Scenario s = l.scenario;  // an independent copy for the evaluator
       c.fast = evaluate(s, Fidelity::FAST);
       c.evaluated = true;
+      c.parameters_used = static_cast<int>(c.fast.parameters.size());
+      for (const auto& u : c.fast.parameters) c.parameters_calibrated += u.calibrated ? 1 : 0;
+      c.fast.parameters = {};
+      c.fast.comms = {};
     } catch (const std::exception& e) {
       c.evaluated = true;
       c.status = CandidateStatus::EVALUATION_FAILED;

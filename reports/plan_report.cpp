@@ -532,13 +532,12 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
                          sys.profile->file(), p.date, ""});
   }
   if (r.best) {
-    const auto& used = r.candidates[*r.best].estimate().parameters;
-    std::size_t calibrated = 0;
-    for (const auto& u : used) calibrated += u.calibrated ? 1 : 0;
-    if (!used.empty()) {
+    const auto& b = r.candidates[*r.best];
+    if (b.parameters_used > 0) {
       cal.items.push_back({"parameters of the best candidate",
-                           std::to_string(calibrated) + " of " + std::to_string(used.size()) + " calibrated", "step model",
-                           "", ""});
+                           std::to_string(b.parameters_calibrated) + " of " + std::to_string(b.parameters_used) +
+                               " calibrated",
+                           "step model", "", ""});
     }
   }
   out.push_back(std::move(cal));
