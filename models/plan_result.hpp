@@ -54,6 +54,10 @@ struct PlanCandidate {
   bool on_frontier = false;
 
   const StepEstimate& estimate() const { return event ? *event : fast; }
+  // The largest per-GPU peak: the step model's (every stage) once evaluated, else the pruning's.
+  Bytes peak_memory(const LayoutCandidate& layout) const {
+    return evaluated && estimate().memory.peak.count() > 0 ? estimate().memory.peak : layout.memory.peak;
+  }
   const OptionCost* cheapest_cost() const { return cheapest >= 0 ? &costs[static_cast<std::size_t>(cheapest)] : nullptr; }
 };
 

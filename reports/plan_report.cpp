@@ -93,7 +93,7 @@ std::vector<Figure> summary(const PlanResult& r) {
     out.push_back(Figure{.key = "peak_memory",
                          .label = "Peak memory per GPU",
                          .type = ValueType::BYTES,
-                         .value = r.layout(*r.best).memory.peak.as_double()});
+                         .value = b.peak_memory(r.layout(*r.best)).as_double()});
     out.push_back(Figure{.key = "layout", .label = "Layout", .type = ValueType::TEXT, .value = models::layout_label(s)});
   }
   out.push_back(Figure{.key = "evaluated",
@@ -142,7 +142,7 @@ Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids,
     for (const auto& o : c.costs) row.push_back(o.available ? banded(o.usd, o.usd_low, o.usd_high) : Cell::empty());
     const auto* ch = c.cheapest_cost();
     row.push_back(ch && ch->available ? std::string(models::pricing_label(ch->option)) : std::string("n/a"));
-    row.push_back(r.layout(ids[k]).memory.peak.as_double());
+    row.push_back(c.peak_memory(r.layout(ids[k])).as_double());
     row.push_back(e.mfu);
     row.push_back(fidelity_name(e.fidelity));
     t.add_row(std::move(row));

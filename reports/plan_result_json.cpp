@@ -126,7 +126,7 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
   j["training"] = training_json(s);
   j["nccl_env"] = Json::object();
   for (const auto& [k, v] : s.nccl.env) j["nccl_env"][k] = v;
-  j["peak_memory_bytes"] = l.memory.peak.count();
+  j["peak_memory_bytes"] = c.peak_memory(l).count();
   j["fits_in_memory"] = l.fits && (!c.evaluated || c.estimate().memory.fits);
   const bool feasible = c.status == models::CandidateStatus::FEASIBLE;
   if (feasible) {
