@@ -57,7 +57,8 @@ class ScratchDir {
 }  // namespace
 
 void add_plan_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("plan", "Capacity plan: evaluate every candidate of a plan file, rank by time and cost");
+  auto* cmd =
+      app.add_subcommand("plan", "Capacity plan: evaluate every candidate of a plan file, rank by time and cost");
   auto file = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("text");
   auto output = std::make_shared<std::string>();

@@ -53,8 +53,8 @@ struct PlanSystem {
 };
 
 struct LayoutCandidate {
-  std::size_t index = 0;   // enumeration order: the candidate's stable id
-  int system = 0;          // index into SearchSpace::systems
+  std::size_t index = 0;  // enumeration order: the candidate's stable id
+  int system = 0;         // index into SearchSpace::systems
   Scenario scenario;
   std::string layout;      // "megatron TP8 PP4 DP16 ZeRO-1 SP, mb 1, selective"
   std::string shape;       // the layout without data parallelism (one line of the scaling chart)

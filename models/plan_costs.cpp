@@ -97,7 +97,8 @@ std::vector<PriceQuote> quote_prices(const hardware::Catalog& catalog, const std
   return out;
 }
 
-double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& training, const ParallelismSpec& parallelism) {
+double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& training,
+                        const ParallelismSpec& parallelism) {
   const double all = static_cast<double>(count_parameters(model).total);
   double trainable = all;
   const bool lora = training.fine_tuning == FineTuning::LORA;
@@ -207,8 +208,8 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
       }
       case PricingOption::SPOT: {
         const double lambda = job_interruption_rate(pricing, in.nodes);
-        const double cycle = std::isfinite(in.checkpoint.interval_s) ? in.checkpoint.interval_s + in.checkpoint.write_s
-                                                                      : e.wall;
+        const double cycle =
+            std::isfinite(in.checkpoint.interval_s) ? in.checkpoint.interval_s + in.checkpoint.write_s : e.wall;
         const double loss = pricing.spot->restart_s + in.checkpoint.read_s + cycle / 2;
         const double rework = lambda * loss;
         if (rework >= 1) {
@@ -252,7 +253,9 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
     c.blocks = side * row;
     if (side > 1 || row > 1) {
       std::string why;
-      if (side > 1) why += std::to_string(in.nodes) + " instances need " + std::to_string(side) + " blocks side by side (at most 64 each)";
+      if (side > 1)
+        why += std::to_string(in.nodes) + " instances need " + std::to_string(side) +
+               " blocks side by side (at most 64 each)";
       if (row > 1) {
         if (!why.empty()) why += "; ";
         why += fmt(mid.days) + " days need " + std::to_string(row) + " blocks in a row (at most 182 days each)";

@@ -53,12 +53,12 @@ struct PriceQuote {
   PricingOption option = PricingOption::ON_DEMAND;
   bool available = false;
   std::string unavailable_reason;
-  double per_hour = 0;   // USD per instance-hour
+  double per_hour = 0;  // USD per instance-hour
   std::string region;
-  std::string source;    // catalog source id, or "plan"
+  std::string source;  // catalog source id, or "plan"
   std::string source_title;
   std::string date;
-  bool assumed = false;  // the user's assumption, not a price list
+  bool assumed = false;    // the user's assumption, not a price list
   std::string assumption;  // "60% off on-demand (the plan's assumption)"
 };
 
@@ -67,7 +67,8 @@ std::vector<PriceQuote> quote_prices(const hardware::Catalog& catalog, const std
                                      const PricingSpec& pricing);
 
 // Bytes of one checkpoint of the whole model (weights + optimizer state; see above).
-double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& training, const ParallelismSpec& parallelism);
+double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& training,
+                        const ParallelismSpec& parallelism);
 
 struct CheckpointCost {
   bool enabled = false;
@@ -107,13 +108,13 @@ WallTime nominal_wall(double compute_s, const CheckpointCost& ckpt);
 struct OptionCost {
   PricingOption option = PricingOption::ON_DEMAND;
   PriceQuote quote;
-  bool available = false;    // priced, and the job can run under it
-  std::string reason;        // why not
+  bool available = false;  // priced, and the job can run under it
+  std::string reason;      // why not
   double wall_s = 0, wall_low_s = 0, wall_high_s = 0;
   double instance_hours = 0;  // billed, all nodes (nominal)
   double usd = 0, usd_low = 0, usd_high = 0;
-  int blocks = 0;             // Capacity Blocks: side by side x in a row
-  double billed_days = 0;     // Capacity Blocks
+  int blocks = 0;                     // Capacity Blocks: side by side x in a row
+  double billed_days = 0;             // Capacity Blocks
   double expected_interruptions = 0;  // spot
   bool meets_deadline = true;
   bool within_budget = true;

@@ -25,7 +25,8 @@ void parallel_for_index(std::size_t n, const ParallelOptions& options, const std
     }
   };
 
-  const int threads = static_cast<int>(std::min<std::size_t>(std::max(1, options.threads), std::max<std::size_t>(n, 1)));
+  const int threads =
+      static_cast<int>(std::min<std::size_t>(std::max(1, options.threads), std::max<std::size_t>(n, 1)));
   if (threads <= 1) {
     auto last = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < n; ++i) {

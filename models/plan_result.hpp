@@ -43,7 +43,7 @@ struct PlanCandidate {
   std::int64_t tokens_per_step = 0;
   std::int64_t steps = 0;
   double compute_s = 0, compute_low_s = 0, compute_high_s = 0;
-  WallTime wall;                        // nominal: compute + checkpoint writes
+  WallTime wall;  // nominal: compute + checkpoint writes
   double wall_low_s = 0, wall_high_s = 0;
   double gpu_hours = 0, node_hours = 0;
   CheckpointCost checkpoint;
@@ -58,18 +58,20 @@ struct PlanCandidate {
   Bytes peak_memory(const LayoutCandidate& layout) const {
     return evaluated && estimate().memory.peak.count() > 0 ? estimate().memory.peak : layout.memory.peak;
   }
-  const OptionCost* cheapest_cost() const { return cheapest >= 0 ? &costs[static_cast<std::size_t>(cheapest)] : nullptr; }
+  const OptionCost* cheapest_cost() const {
+    return cheapest >= 0 ? &costs[static_cast<std::size_t>(cheapest)] : nullptr;
+  }
 };
 
 struct SensitivityRow {
-  std::string key;          // "nic_bandwidth_x2", "nccl:NCCL_ALGO=Tree", "gemm_efficiency_+10%"
-  std::string label;        // "EFA bandwidth x2 (100 -> 200 Gb/s per NIC)"
+  std::string key;    // "nic_bandwidth_x2", "nccl:NCCL_ALGO=Tree", "gemm_efficiency_+10%"
+  std::string label;  // "EFA bandwidth x2 (100 -> 200 Gb/s per NIC)"
   bool applied = false;
   std::string skipped_reason;
   Fidelity fidelity = Fidelity::FAST;
   double step_time_s = 0;
-  double wall_s = 0;        // nominal time to train
-  double usd = 0;           // under the best candidate's cheapest option
+  double wall_s = 0;  // nominal time to train
+  double usd = 0;     // under the best candidate's cheapest option
   double delta_step_s = 0;
   double delta_days = 0;
   double delta_usd = 0;
@@ -77,17 +79,17 @@ struct SensitivityRow {
 };
 
 struct PlanCounts {
-  std::int64_t combinations = 0;       // every combination the choices expand to
-  std::int64_t rejected = 0;           // invalid by divisibility or the layout checks
-  std::int64_t layouts = 0;            // valid layouts (combinations - rejected)
+  std::int64_t combinations = 0;  // every combination the choices expand to
+  std::int64_t rejected = 0;      // invalid by divisibility or the layout checks
+  std::int64_t layouts = 0;       // valid layouts (combinations - rejected)
   std::int64_t does_not_fit = 0;
-  std::int64_t evaluated = 0;          // evaluated with the fast model
+  std::int64_t evaluated = 0;  // evaluated with the fast model
   std::int64_t evaluation_failed = 0;
   std::int64_t misses_deadline = 0;
   std::int64_t over_budget = 0;
   std::int64_t no_option = 0;
   std::int64_t feasible = 0;
-  std::int64_t rechecked = 0;          // re-evaluated with the event simulation
+  std::int64_t rechecked = 0;  // re-evaluated with the event simulation
 };
 
 struct PlanNote {
@@ -102,9 +104,9 @@ struct PlanResult {
   std::vector<PlanCandidate> candidates;  // parallel to space.candidates
   std::vector<std::size_t> by_time;       // feasible, best first
   std::vector<std::size_t> by_cost;
-  std::vector<std::size_t> frontier;      // Pareto frontier, fastest first
-  std::vector<std::size_t> rechecked;     // re-checked with EVENT, by id
-  std::optional<std::size_t> best;        // first by the plan's ranking
+  std::vector<std::size_t> frontier;               // Pareto frontier, fastest first
+  std::vector<std::size_t> rechecked;              // re-checked with EVENT, by id
+  std::optional<std::size_t> best;                 // first by the plan's ranking
   std::vector<MemoryBreakdown> best_stage_memory;  // per pipeline stage of the best
   std::vector<std::vector<PriceQuote>> quotes;     // per system, per option
   std::vector<SensitivityRow> sensitivity;

@@ -68,8 +68,8 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   c.checkpoint = CheckpointCost{};
   if (storage_) {
     c.checkpoint = checkpoint_cost(checkpoint_bytes(space_.model, s.training, s.parallelism), *storage_, nodes);
-    c.checkpoint.interval_s = resolve_interval(*plan_.checkpoint, step, c.checkpoint.write_s,
-                                               job_interruption_rate(plan_.pricing, nodes));
+    c.checkpoint.interval_s =
+        resolve_interval(*plan_.checkpoint, step, c.checkpoint.write_s, job_interruption_rate(plan_.pricing, nodes));
   }
   c.wall = nominal_wall(c.compute_s, c.checkpoint);
   c.wall_low_s = nominal_wall(c.compute_low_s, c.checkpoint).nominal_s;
@@ -235,15 +235,15 @@ void add_notes(PlanResult& r) {
   if (c.feasible == 0) {
     note(PlanNote::Level::WARNING, "No candidate is feasible: see the infeasible candidates and their reasons.");
   }
-  const std::int64_t infeasible = c.does_not_fit + c.evaluation_failed + c.misses_deadline + c.over_budget + c.no_option;
+  const std::int64_t infeasible =
+      c.does_not_fit + c.evaluation_failed + c.misses_deadline + c.over_budget + c.no_option;
   if (infeasible > 0) {
-    note(PlanNote::Level::INFO, std::to_string(infeasible) + " of " + std::to_string(c.layouts) +
-                                    " valid layouts are infeasible (" + std::to_string(c.does_not_fit) +
-                                    " do not fit, " + std::to_string(c.misses_deadline) + " miss the deadline, " +
-                                    std::to_string(c.over_budget) + " are over budget, " +
-                                    std::to_string(c.no_option) + " have no option meeting both, " +
-                                    std::to_string(c.evaluation_failed) + " failed in the step model); " +
-                                    std::to_string(c.rejected) + " combinations were invalid.");
+    note(PlanNote::Level::INFO,
+         std::to_string(infeasible) + " of " + std::to_string(c.layouts) + " valid layouts are infeasible (" +
+             std::to_string(c.does_not_fit) + " do not fit, " + std::to_string(c.misses_deadline) +
+             " miss the deadline, " + std::to_string(c.over_budget) + " are over budget, " +
+             std::to_string(c.no_option) + " have no option meeting both, " + std::to_string(c.evaluation_failed) +
+             " failed in the step model); " + std::to_string(c.rejected) + " combinations were invalid.");
   }
   std::size_t differ = 0, compared = 0;
   std::optional<std::size_t> worst;
@@ -269,10 +269,12 @@ void add_notes(PlanResult& r) {
     const auto& b = r.candidates[*r.best];
     for (const auto& o : b.costs) {
       for (const auto& n : o.notes) {
-        if (n.rfind("split:", 0) == 0) note(PlanNote::Level::WARNING, "Capacity Blocks for the best candidate: " + n + ".");
+        if (n.rfind("split:", 0) == 0)
+          note(PlanNote::Level::WARNING, "Capacity Blocks for the best candidate: " + n + ".");
       }
       if (o.quote.assumed && o.option == PricingOption::SPOT) {
-        note(PlanNote::Level::WARNING, "Spot price is the plan's assumption, not a price list: " + o.quote.assumption + ".");
+        note(PlanNote::Level::WARNING,
+             "Spot price is the plan's assumption, not a price list: " + o.quote.assumption + ".");
       }
     }
     for (const auto& w : b.estimate().warnings) note(PlanNote::Level::WARNING, w);

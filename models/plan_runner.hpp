@@ -33,7 +33,7 @@ namespace clustersim::models {
 struct PlanProgress {
   std::string_view phase;  // "prepare", "fast", "event", "sensitivity"
   std::size_t done = 0;
-  std::size_t total = 0;   // 0 when unknown (prepare)
+  std::size_t total = 0;  // 0 when unknown (prepare)
 };
 
 struct PlanRunOptions {

@@ -29,7 +29,8 @@ std::string fabric_name(const hardware::FabricSpec* f) {
 std::string without_scratch(std::string text, const std::filesystem::path& scratch) {
   const std::string dir = scratch.string();
   if (dir.empty()) return text;
-  for (auto pos = text.find(dir); pos != std::string::npos; pos = text.find(dir)) text.replace(pos, dir.size(), "(scratch)");
+  for (auto pos = text.find(dir); pos != std::string::npos; pos = text.find(dir))
+    text.replace(pos, dir.size(), "(scratch)");
   return text;
 }
 
@@ -98,7 +99,8 @@ std::vector<SensitivityRow> run_sensitivity(const SensitivityContext& ctx) {
       p.row.label = "NIC bandwidth x" + fmt(f);
       p.row.skipped_reason = sys.name + " has no network cards";
     } else {
-      const Bandwidth base = p.scenario.cluster.network.nic_bandwidth.value_or(sys.node.instance->network.nic_bandwidth.value);
+      const Bandwidth base =
+          p.scenario.cluster.network.nic_bandwidth.value_or(sys.node.instance->network.nic_bandwidth.value);
       p.row.label = fabric + " bandwidth x" + fmt(f) + " (" + format_bandwidth_bits(base) + " -> " +
                     format_bandwidth_bits(base * f) + " per NIC)";
       if (p.scenario.cluster.nodes == 1) {
@@ -161,7 +163,8 @@ std::vector<SensitivityRow> run_sensitivity(const SensitivityContext& ctx) {
   for (std::size_t i = 0; i < ps.size(); ++i) {
     SensitivityRow row = ps[i].row;
     row.fidelity = fidelity;
-    if (row.skipped_reason.empty() && !errors[i].empty()) row.skipped_reason = "the step model rejected it: " + errors[i];
+    if (row.skipped_reason.empty() && !errors[i].empty())
+      row.skipped_reason = "the step model rejected it: " + errors[i];
     if (row.skipped_reason.empty()) {
       PlanCandidate c = best;
       LayoutCandidate l = layout;

@@ -5,13 +5,9 @@
 // or an out-of-range value is an InputError naming the plan file, the JSON pointer and what was
 // expected.
 //
-// Choice syntax (any field listed below):
-//   8                                   one value
-//   [1, 2, 4]                           each of these, in this order (no repeats)
-//   {"min": 8, "max": 256, "scale": "x2"}   8, 16, ..., 256 (geometric, factor >= 2)
-//   {"min": 8, "max": 64, "scale": "+8"}    8, 16, ..., 64 (arithmetic)
-//   "auto"                              the planner enumerates every valid value (fields marked A)
-// Object-valued fields (fine_tuning, offload) take one object or an array of objects.
+// Choice syntax (plan_choice.hpp): 8, [1, 2, 4], {"min": 8, "max": 256, "scale": "x2" | "+8"}, or
+// "auto" (the planner enumerates every valid value) in the fields marked A below. Object-valued
+// fields (fine_tuning, offload) take one object or an array of objects.
 //
 // Fields that take choices (pointer: values; default when absent in a plan):
 //   /cluster/system                     catalog names
@@ -64,27 +60,20 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "hardware/json_reader.hpp"
+#include "models/plan_choice.hpp"
 
 namespace clustersim::models {
 
-// One plan field that holds one or more values.
-struct PlanChoice {
-  std::string pointer;                 // JSON pointer in the plan ("/cluster/nodes")
-  std::vector<nlohmann::json> values;  // validated values in the order given; empty when is_auto
-  bool is_auto = false;                // "auto": the planner enumerates the valid values
-};
-
 enum class PricingOption { ON_DEMAND, CAPACITY_BLOCK, SAVINGS_PLAN_1YR, SAVINGS_PLAN_3YR, SPOT };
-std::string_view to_string(PricingOption o);        // "on_demand", ...
-std::string_view pricing_label(PricingOption o);    // "on-demand", "Capacity Blocks", ...
+std::string_view to_string(PricingOption o);      // "on_demand", ...
+std::string_view pricing_label(PricingOption o);  // "on-demand", "Capacity Blocks", ...
 const std::vector<PricingOption>& all_pricing_options();
 
 // How a Savings Plan commitment is charged to the job.
@@ -98,7 +87,7 @@ struct SpotSpec {
   std::optional<double> discount;        // fraction off on-demand: the user's assumption
   std::optional<double> price_per_hour;  // USD per instance-hour: the user's assumption
   double interruptions_per_node_day = 0;
-  double restart_s = 0;                  // replace the node, start containers, NCCL init, load
+  double restart_s = 0;  // replace the node, start containers, NCCL init, load
 };
 
 struct PricingSpec {
@@ -119,8 +108,8 @@ struct CheckpointSpec {
 };
 
 struct JobSpec {
-  std::optional<double> tokens;           // job.tokens or training.tokens
-  std::optional<double> epochs;           // with one of the two below
+  std::optional<double> tokens;  // job.tokens or training.tokens
+  std::optional<double> epochs;  // with one of the two below
   std::optional<double> dataset_tokens;
   std::optional<double> dataset_samples;  // sequences of seq_len tokens
   std::optional<double> deadline_s;
@@ -135,9 +124,9 @@ std::string_view to_string(RankBy r);
 
 struct SearchSpec {
   RankBy rank_by = RankBy::TIME;
-  int top_k = 3;                            // best K by each ranking re-checked with EVENT
-  std::int64_t max_combinations = 200000;   // enumeration limit (an InputError beyond it)
-  int report_rows = 25;                     // candidates shown in report tables and charts
+  int top_k = 3;                           // best K by each ranking re-checked with EVENT
+  std::int64_t max_combinations = 200000;  // enumeration limit (an InputError beyond it)
+  int report_rows = 25;                    // candidates shown in report tables and charts
 };
 
 struct SensitivitySpec {

@@ -41,9 +41,8 @@
 //   report      the reports::Report (json_report.hpp), so `clustersim report` re-renders it
 // Numbers that are not finite (a band end where spot never finishes) are written as null.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "hardware/catalog.hpp"
 #include "models/plan_result.hpp"

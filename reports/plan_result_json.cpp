@@ -54,9 +54,12 @@ Json training_json(const models::Scenario& s) {
 }
 
 Json memory_json(const models::MemoryBreakdown& m) {
-  return Json{{"peak_bytes", m.peak.count()},           {"weights_bytes", m.weights.count()},
-              {"gradients_bytes", m.gradients.count()}, {"optimizer_state_bytes", m.optimizer_state.count()},
-              {"activations_bytes", m.activations.count()}, {"buffers_bytes", m.buffers.count()},
+  return Json{{"peak_bytes", m.peak.count()},
+              {"weights_bytes", m.weights.count()},
+              {"gradients_bytes", m.gradients.count()},
+              {"optimizer_state_bytes", m.optimizer_state.count()},
+              {"activations_bytes", m.activations.count()},
+              {"buffers_bytes", m.buffers.count()},
               {"usable_bytes", m.usable.count()}};
 }
 
@@ -250,7 +253,8 @@ nlohmann::ordered_json plan_result_to_json(const PlanResult& r, const Report& re
   }
   j["infeasible"] = std::move(inf);
   Json rej = Json::array();
-  for (const auto& x : r.space.rejected) rej.push_back({{"reason", x.reason}, {"count", x.count}, {"example", x.example}});
+  for (const auto& x : r.space.rejected)
+    rej.push_back({{"reason", x.reason}, {"count", x.count}, {"example", x.example}});
   j["rejected_combinations"] = std::move(rej);
   Json sens = Json::array();
   for (const auto& row : r.sensitivity) {

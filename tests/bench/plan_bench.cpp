@@ -12,7 +12,6 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -43,8 +42,9 @@ models::PlanSpec llama70b_plan(std::int64_t node_counts, bool full) {
                            nodes + R"(]},
       "job": {"tokens": 2e12, "budget": "8e6 USD"},
       "checkpoint": {"storage": "fsx-lustre-12tib", "interval": "2 h"},
-      "search": {"top_k": )" + std::string(full ? "3" : "0") +
-                           R"(}, "sensitivity": {"enabled": )" + (full ? "true" : "false") + "}}";
+      "search": {"top_k": )" +
+                           std::string(full ? "3" : "0") + R"(}, "sensitivity": {"enabled": )" +
+                           (full ? "true" : "false") + "}}";
   return models::read_plan(parse_json_text(text, "bench.json"), ".");
 }
 

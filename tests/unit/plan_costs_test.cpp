@@ -1,8 +1,9 @@
+#include "models/plan_costs.hpp"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "hardware/catalog.hpp"
-#include "models/plan_costs.hpp"
 #include "models/plan_runner.hpp"
 #include "models/plan_spec.hpp"
 #include "models/transformer_config.hpp"
@@ -127,10 +128,8 @@ TEST_CASE("checkpoints: size from the memory model's bytes per element, storage 
 TEST_CASE("spot: expected interruptions, rework and the restart cost", "[unit][plan]") {
   PricingSpec pricing;
   pricing.options = {PricingOption::SPOT};
-  pricing.spot = SpotSpec{.discount = std::nullopt,
-                          .price_per_hour = 20.0,
-                          .interruptions_per_node_day = 0.01,
-                          .restart_s = 900};
+  pricing.spot =
+      SpotSpec{.discount = std::nullopt, .price_per_hour = 20.0, .interruptions_per_node_day = 0.01, .restart_s = 900};
   PriceQuote q;
   q.option = PricingOption::SPOT;
   q.available = true;
@@ -197,8 +196,8 @@ TEST_CASE("Capacity Blocks split past 64 instances or 182 days; Savings Plans de
 TEST_CASE("prices come from the catalog with date and region; spot from the plan is marked assumed", "[unit][plan]") {
   PricingSpec pricing;
   pricing.options = {PricingOption::ON_DEMAND, PricingOption::CAPACITY_BLOCK, PricingOption::SPOT};
-  pricing.spot = SpotSpec{.discount = 0.6, .price_per_hour = std::nullopt, .interruptions_per_node_day = 0.01,
-                          .restart_s = 600};
+  pricing.spot =
+      SpotSpec{.discount = 0.6, .price_per_hour = std::nullopt, .interruptions_per_node_day = 0.01, .restart_s = 600};
   const auto q = quote_prices(catalog(), "p4d.24xlarge", pricing);
   REQUIRE(q.size() == 3);
   CHECK(q[0].available);

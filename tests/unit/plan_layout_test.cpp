@@ -1,5 +1,5 @@
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <set>
 
@@ -20,9 +20,10 @@ const hardware::Catalog& catalog() {
 }
 
 // Llama-3-8B (32 layers, 32 heads, 8 kv heads) on p5 (8 GPUs a node), seq 4096, batch 64.
-SearchSpace search(const std::string& parallelism, const std::string& nodes = "[1, 2]",
-                   const std::string& training_extra = R"(, "micro_batch_size": 1, "activation_checkpointing": "selective")",
-                   int threads = 1) {
+SearchSpace search(
+    const std::string& parallelism, const std::string& nodes = "[1, 2]",
+    const std::string& training_extra = R"(, "micro_batch_size": 1, "activation_checkpointing": "selective")",
+    int threads = 1) {
   const std::string text = R"({"schema_version": 1, "model": {"preset": "llama3-8b"},
       "training": {"seq_len": 4096, "global_batch_size": 64)" +
                            training_extra + R"(}, "parallelism": )" + parallelism +
@@ -130,7 +131,8 @@ TEST_CASE("enumeration is the same whatever the thread count", "[unit][plan]") {
   CHECK(a.candidates.size() > 100);
   CHECK(layouts(a) == layouts(b));
   CHECK(a.rejected_count == b.rejected_count);
-  for (std::size_t i = 0; i < a.candidates.size(); ++i) CHECK(a.candidates[i].memory.peak == b.candidates[i].memory.peak);
+  for (std::size_t i = 0; i < a.candidates.size(); ++i)
+    CHECK(a.candidates[i].memory.peak == b.candidates[i].memory.peak);
 }
 
 TEST_CASE("the plans in scenarios/plans read and expand", "[unit][plan]") {

@@ -1,3 +1,5 @@
+#include "reports/plan_report.hpp"
+
 #include <catch2/catch.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -8,7 +10,6 @@
 #include "models/plan_runner.hpp"
 #include "reports/html_report.hpp"
 #include "reports/json_report.hpp"
-#include "reports/plan_report.hpp"
 #include "reports/report_format.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/plan_fakes.hpp"
@@ -136,7 +137,8 @@ TEST_CASE("the plan result JSON holds the contract's fields and the embedded rep
   CHECK(best["uncertainty"]["low_s"].get<double>() < best["step_time_s"].get<double>());
   // Time-ranked best first.
   for (std::size_t i = 1; i < j["candidates"].size(); ++i) {
-    CHECK(j["candidates"][i - 1]["time_to_train_s"].get<double>() <= j["candidates"][i]["time_to_train_s"].get<double>());
+    CHECK(j["candidates"][i - 1]["time_to_train_s"].get<double>() <=
+          j["candidates"][i]["time_to_train_s"].get<double>());
   }
   // Every valid layout that is not feasible is listed with its reason.
   CHECK(j["infeasible"].size() == static_cast<std::size_t>(p.result.counts.layouts - p.result.counts.feasible));
@@ -149,12 +151,12 @@ TEST_CASE("clustersim report re-renders a saved plan result without recomputing 
   const auto& p = planned();
   testing::TempDir dir;
   const auto saved = dir.write("result.json", reports::render_plan_result(p.result, p.report));
-  for (const auto& [name, format] : std::vector<std::pair<std::string, reports::ReportFormat>>{
-           {"html", reports::ReportFormat::HTML},
-           {"markdown", reports::ReportFormat::MARKDOWN},
-           {"csv", reports::ReportFormat::CSV},
-           {"text", reports::ReportFormat::TEXT},
-           {"json", reports::ReportFormat::JSON}}) {
+  for (const auto& [name, format] :
+       std::vector<std::pair<std::string, reports::ReportFormat>>{{"html", reports::ReportFormat::HTML},
+                                                                  {"markdown", reports::ReportFormat::MARKDOWN},
+                                                                  {"csv", reports::ReportFormat::CSV},
+                                                                  {"text", reports::ReportFormat::TEXT},
+                                                                  {"json", reports::ReportFormat::JSON}}) {
     INFO(name);
     std::ostringstream out, err;
     REQUIRE(cli::run({"report", saved.string(), "--format", name}, out, err) == 0);

@@ -1,9 +1,10 @@
+#include "models/plan_runner.hpp"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
-#include "models/plan_runner.hpp"
 #include "models/plan_sensitivity.hpp"
 #include "reports/plan_report.hpp"
 #include "reports/report_format.hpp"
@@ -29,7 +30,8 @@ PlanSpec nodes_plan(const std::string& job, const std::string& extra = "") {
                    "activation_checkpointing": "full"},
       "parallelism": {"framework": "pytorch", "zero_stage": 3},
       "cluster": {"system": "p5.48xlarge", "nodes": [1, 2, 4, 8]},
-      "job": {"tokens": 1e9)" + job + "}" + extra + "}";
+      "job": {"tokens": 1e9)" +
+                           job + "}" + extra + "}";
   return read_plan(parse_json_text(text, "plan.json"), ".");
 }
 

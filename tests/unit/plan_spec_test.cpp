@@ -1,9 +1,10 @@
+#include "models/plan_spec.hpp"
+
 #include <catch2/catch.hpp>
 #include <sstream>
 
 #include "cli/app.hpp"
 #include "hardware/errors.hpp"
-#include "models/plan_spec.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
@@ -120,8 +121,9 @@ TEST_CASE("plan errors name the file, the key and what was expected", "[unit][pl
                                 R"({"seq_len": 4096, "global_batch_size": 64, "activation_checkpointing": ["ful"]})")),
              Catch::Contains("/training/activation_checkpointing/0") && Catch::Contains("did you mean 'full'?"));
   // Spot needs its assumptions and a checkpoint section; "auto" intervals need spot.
-  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}", R"(, "pricing": {"options": ["spot"]})")),
-             Catch::Contains("/pricing") && Catch::Contains("needs a \"spot\" section"));
+  CHECK_THAT(
+      error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}", R"(, "pricing": {"options": ["spot"]})")),
+      Catch::Contains("/pricing") && Catch::Contains("needs a \"spot\" section"));
   CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
                                 R"(, "pricing": {"spot": {"discount": 0.6, "interruptions_per_node_day": 0.1,
                                                           "restart_time": "10 min"}})")),
