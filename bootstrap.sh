@@ -25,7 +25,7 @@ cmake --build build -j2 >&2
 
 case "$mode" in
   run)
-    build/clustersim hardware list
+    build/clustersim simulate scenarios/default.json
     ;;
   test)
     ctest --test-dir build --output-on-failure -j2

@@ -50,7 +50,7 @@ struct CollectiveArgs {
   bool no_host_ipc = false;
   std::string p2p = "write";
   bool no_fabric_manager = false;
-  bool fabric_manager_flag = false;
+  bool explain = false;
 };
 
 std::map<std::string, std::string> parse_env(const std::vector<std::string>& items) {
@@ -65,6 +65,8 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& ite
   return env;
 }
 
+// nccl-tests' size sweep (src/common.cu): from -b to -e, multiplying by -f when it is above 1,
+// else adding -i (default 1 MiB).
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
   const Bytes lo = parse_nccl_size(a.min_bytes);
   const Bytes hi = parse_nccl_size(a.max_bytes);
@@ -72,25 +74,22 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
     throw InputError("", "-e", "expected a maximum size >= the minimum (-b " + a.min_bytes + "), got " + a.max_bytes);
   }
   std::vector<Bytes> out;
-  if (!a.step_bytes.empty()) {
-    const Bytes step = parse_nccl_size(a.step_bytes);
-    if (step.count() <= 0) throw InputError("", "-i", "expected a step of at least 1 byte, got " + a.step_bytes);
-    for (Bytes s = lo; s <= hi; s += step) {
-      out.push_back(s);
-      if (out.size() > 100000) throw InputError("", "-i", "expected at most 100000 sizes between -b and -e");
+  if (a.step_factor > 1) {
+    if (lo.count() == 0) out.push_back(lo);
+    for (double s = std::max<double>(1, static_cast<double>(lo.count())); s <= static_cast<double>(hi.count()) * (1 + 1e-12);
+         s *= a.step_factor) {
+      out.push_back(Bytes::from_double(std::floor(s)));
+      if (out.size() > 100000) throw InputError("", "-f", "expected at most 100000 sizes between -b and -e");
     }
     return out;
   }
-  if (lo == hi) return {lo};
-  if (a.step_factor <= 1) {
-    throw InputError("", "-f", "expected a step factor > 1 (nccl-tests -f) or a step in bytes (-i) between -b " +
-                                   a.min_bytes + " and -e " + a.max_bytes);
-  }
-  double s = std::max<double>(1, static_cast<double>(lo.count()));
-  if (lo.count() == 0) out.push_back(lo);
-  for (; s <= static_cast<double>(hi.count()) * (1 + 1e-12); s *= a.step_factor) {
-    out.push_back(Bytes::from_double(std::floor(s)));
-    if (out.size() > 100000) throw InputError("", "-f", "expected at most 100000 sizes between -b and -e");
+  const Bytes step = a.step_bytes.empty() ? Bytes::mib(1) : parse_nccl_size(a.step_bytes);
+  if (step.count() <= 0) throw InputError("", "-i", "expected a step of at least 1 byte, got " + a.step_bytes);
+  for (Bytes s = lo; s <= hi; s += step) {
+    out.push_back(s);
+    if (out.size() > 100000) {
+      throw InputError("", "-i", "expected at most 100000 sizes between -b and -e (use -f for a geometric sweep)");
+    }
   }
   return out;
 }
@@ -199,6 +198,26 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
 
   std::vector<nc::CollectivePrediction> points;
   points.reserve(sizes.size());
+  if (a.explain) {
+    // What the model runs for the largest size: NCCL's choice, the hops with their rates.
+    const nc::TunerChoice c = predictor.choice(*op, sizes.back());
+    std::ostringstream ex;
+    ex << "# explain " << sizes.back().count() << " B: " << nc::nccl_name(c.algorithm) << "/" << nc::nccl_name(c.protocol)
+       << ", " << c.channels << " channels, NCCL estimate " << fixed(c.estimated_us, 1) << " us\n";
+    if (predictor.system().nranks() > 1 && sizes.back().count() > 0) {
+      const nc::StepProgram p = predictor.program(*op, sizes.back(), c);
+      ex << "#   " << p.transfers.size() << " transfers, " << p.connections << " connections, fixed cost "
+         << format_duration(p.fixed) << "\n";
+      for (const auto& h : p.hops) {
+        ex << "#   hop " << h.label << ": " << format_significant(h.rate.gigabytes_per_second(), 4)
+           << " GB/s per flow (x" << h.multiplicity << "), latency " << format_duration(h.latency) << ", loads";
+        for (const auto& l : h.loads) ex << " " << nc::to_string(l.kind) << "=" << format_significant(l.flows, 3);
+        ex << "\n";
+      }
+    }
+    ex << predictor.tuner().table_text();
+    ctx.err << ex.str();
+  }
   for (Bytes s : sizes) points.push_back(predictor.predict(*op, s, method));
   std::vector<std::string> notes = predictor.notes();
   for (const auto& p : points) {
@@ -316,8 +335,8 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--nodes", args->nodes, "Nodes (default 1)");
   cmd->add_option("-b,--minbytes", args->min_bytes, "Smallest size, nccl-tests style (8, 1K, 32M, 8G); default 32M");
   cmd->add_option("-e,--maxbytes", args->max_bytes, "Largest size; default 32M");
-  cmd->add_option("-f,--stepfactor", args->step_factor, "Multiply the size by this factor between points");
-  cmd->add_option("-i,--stepbytes", args->step_bytes, "Add this many bytes between points (instead of -f)");
+  cmd->add_option("-f,--stepfactor", args->step_factor, "Multiply the size by this factor between points (when > 1)");
+  cmd->add_option("-i,--stepbytes", args->step_bytes, "Add this many bytes between points when -f is not above 1 (default 1M)");
   cmd->add_option("--algo", args->algo, "auto, ring, tree, nvls, nvls_tree, pat or collnet (sets NCCL_ALGO)");
   cmd->add_option("--proto", args->proto, "auto, ll, ll128 or simple (sets NCCL_PROTO)");
   cmd->add_option("--env", args->env, "NCCL variable NAME=VALUE (repeatable)");
@@ -333,6 +352,7 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--p2p", args->p2p, "What the platform allows for GPU peer-to-peer: write, read or disabled")
       ->check(CLI::IsMember({"write", "read", "disabled"}));
   cmd->add_flag("--no-fabric-manager", args->no_fabric_manager, "NVSwitch fabric manager not running");
+  cmd->add_flag("--explain", args->explain, "Print NCCL's choice and the model's hops for the largest size (stderr)");
   cmd->callback([&ctx, args]() { run_collective(ctx, *args); });
 }
 

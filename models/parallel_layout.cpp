@@ -65,9 +65,9 @@ ParallelLayout::ParallelLayout(const TransformerConfig& m, const ParallelismSpec
     fail("/parallelism/pipeline", "expected pipeline x virtual_stages <= num_hidden_layers = " + str(m.num_layers) +
                                       ", got " + str(pp_) + " x " + str(vp_));
   }
-  if (vp_ > 1 && m.num_layers % (pp_ * vp_) != 0) {
+  if (vp_ > 1 && m.num_layers % (pp_ * vp_) != 0 && !p.uneven_pipeline) {
     fail("/parallelism/virtual_stages", "expected pipeline x virtual_stages to divide num_hidden_layers = " +
-                                            str(m.num_layers) + " (interleaved schedules need equal chunks), got " +
+                                            str(m.num_layers) + " (interleaved schedules need equal chunks; set parallelism.uneven_pipeline for an uneven split), got " +
                                             str(pp_) + " x " + str(vp_));
   }
   if (t.fine_tuning == FineTuning::LORA) {

@@ -152,6 +152,7 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
                                         : PipelineSchedule::INTERLEAVED_1F1B;
   }
   p.virtual_stages = static_cast<int>(o.get_or("virtual_stages", 1, {.min = 1, .max = 1024}));
+  p.uneven_pipeline = o.get_or("uneven_pipeline", false);
   if (auto off = o.maybe("offload")) {
     off->read_object([&](ObjectReader& x) {
       if (auto a = x.maybe("optimizer")) p.offload_optimizer = offload_from(*a);

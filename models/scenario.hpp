@@ -111,6 +111,10 @@ struct ParallelismSpec {
   bool sequence_parallel = false;
   PipelineSchedule pipeline_schedule = PipelineSchedule::ONE_F_ONE_B;
   int virtual_stages = 1;
+  // Allow layer counts that pipeline x virtual_stages does not divide (Megatron-Core's uneven
+  // split, --decoder-first/last-pipeline-num-layers; Llama 3 405B's 126 layers on 16 stages): the
+  // first L mod (pp vp) chunks get one layer more.
+  bool uneven_pipeline = false;
   OffloadTarget offload_optimizer = OffloadTarget::NONE;
   OffloadTarget offload_params = OffloadTarget::NONE;
   // Rank order from innermost to outermost dimension, Megatron's default "tp-cp-ep-dp-pp".

@@ -1,7 +1,6 @@
 #include "models/step_comm.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "hardware/errors.hpp"
 #include "sim/nccl/collective_program.hpp"
@@ -99,18 +98,24 @@ GroupComm build_group(const CommContext& ctx, PredictorCache& cache, GroupKind k
   g.size = static_cast<int>(g.members.size());
   if (g.size <= 1) return g;
   const RankGrid& grid = ctx.grid;
-  std::set<int> nodes;
-  std::set<int> pods;
+  std::vector<int> nodes;
+  std::vector<int> pods;
   int on_node = 0;
   const int my_node = grid.node_of(rank);
   const int per_pod = std::max(1, ctx.scenario.cluster.gpus_per_pod);
+  nodes.reserve(g.members.size());
   for (int m : g.members) {
-    nodes.insert(grid.node_of(m));
-    if (grid.node_of(m) == my_node) {
+    const int nd = grid.node_of(m);
+    if (nodes.empty() || nodes.back() != nd) nodes.push_back(nd);
+    if (nd == my_node) {
       ++on_node;
-      pods.insert(grid.local_of(m) / per_pod);
+      pods.push_back(grid.local_of(m) / per_pod);
     }
   }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  std::sort(pods.begin(), pods.end());
+  pods.erase(std::unique(pods.begin(), pods.end()), pods.end());
   g.nodes = static_cast<int>(nodes.size());
   g.ranks_per_node = std::max(1, on_node);
   nc::PredictorConfig config;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "models/layer_ops.hpp"
 #include "models/parameter_tensors.hpp"
@@ -36,7 +37,19 @@ struct Atom {
   int op = -1;    // index into the section's ops
   int comm = -1;  // index into StagePlan::comms
   Attach attach = Attach::PATH;
+  int split = 1;  // the GEMM beside it runs in this many chunks (Transformer Engine overlap)
 };
+
+// Megatron --tp-comm-overlap runs Transformer Engine's userbuffers overlap with its default
+// configuration (transformer_engine/pytorch/module/base.py, initialize_ub, get_default_config):
+//   ring_exchange  qkv_fprop, fc1_fprop, proj_dgrad, fc2_dgrad: the all-gather moves by copy
+//                  engine (num_sm 1) while the GEMM runs in tp chunks of T/tp rows (num_splits = tp)
+//   pipeline       proj_fprop, fc2_fprop: the reduce-scatter on 16 SMs (num_sm 16) while the GEMM
+//                  runs in 4 chunks (num_splits 4)
+//   bulk           qkv/fc1 dgrad and wgrad: the collective on 16 SMs beside the whole GEMM
+// Megatron requires sequence parallelism for it; without SP the all-reduces stay on the path.
+constexpr int kUserbufferCommSms = 16;
+constexpr int kPipelineSplits = 4;
 
 bool starts_with(const std::string& s, std::string_view p) { return s.compare(0, p.size(), p) == 0; }
 
@@ -56,10 +69,18 @@ PassItem comm_item(int comm, int beside, std::string name) {
   return it;
 }
 
+// Kernels with their times, built once per plan: every stage's layers of one kind run the same
+// kernels (layer_ops.hpp depends on the layer only through whether it is a MoE layer).
+struct OpsCache {
+  std::map<int, LayerOps> layers;  // key: 1 for a MoE layer, 0 for a dense one
+  std::map<int, LayerCommSizes> comm;  // the same key
+  std::optional<LayerOps> embedding, head;
+};
+
 class StageBuilder {
  public:
-  StageBuilder(const PlanInputs& in, PredictorCache& cache, StepPlan& plan, int stage)
-      : in_(in), cache_(cache), plan_(plan), L_(in.training.layout()) {
+  StageBuilder(const PlanInputs& in, PredictorCache& cache, StepPlan& plan, int stage, OpsCache& ops)
+      : in_(in), cache_(cache), plan_(plan), L_(in.training.layout()), ops_(ops) {
     st_.stage = stage;
     st_.rank = in.grid.stage_rank(stage);
   }
@@ -113,7 +134,8 @@ class StageBuilder {
   }
 
   // A collective on a group (deduplicated by name, size and repeat).
-  int comm(const std::string& name, WorkClass cls, int group, nc::CollectiveOp op, Bytes size, int repeat = 1) {
+  int comm(const std::string& name, WorkClass cls, int group, nc::CollectiveOp op, Bytes size, int repeat = 1,
+           double sm_share = -1) {
     if (group < 0 || st_.groups[group].single() || size.count() <= 0) return -1;
     for (std::size_t i = 0; i < st_.comms.size(); ++i) {
       const CommSpec& c = st_.comms[i];
@@ -129,7 +151,7 @@ class StageBuilder {
     c.repeat = std::max(1, repeat);
     c.cost = collective_cost(cache_, st_.groups[group], op, size);
     const int sms = std::max(1, in_.node.gpu->sm_count);
-    c.sm_share = std::min(sim::exec::kMaxSmShare, static_cast<double>(c.cost.channels) / sms);
+    c.sm_share = std::min(sim::exec::kMaxSmShare, sm_share >= 0 ? sm_share : static_cast<double>(c.cost.channels) / sms);
     c.account = account(name, &st_.groups[group]);
     if (plan_.accounts[c.account].algorithm.empty()) plan_.accounts[c.account].algorithm = c.cost.algorithm;
     st_.comms.push_back(c);
@@ -171,14 +193,26 @@ class StageBuilder {
     std::vector<Atom> atoms;
     const bool sp = L_.sequence_parallel();
     const bool tp = L_.tp() > 1;
-    const Attach out_attach = tp_overlap() ? Attach::PREV : Attach::PATH;
-    const Attach in_attach = tp_overlap() ? Attach::NEXT : Attach::PATH;
-    const int tp_out = tp ? comm(sp ? "TP reduce-scatter" : "TP all-reduce", WorkClass::TP_COMM, g_tp_,
-                                 sp ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, c.tp_activation)
-                          : -1;
-    const int tp_ag = tp && sp ? comm("TP all-gather", WorkClass::TP_COMM, g_tp_, nc::CollectiveOp::ALL_GATHER,
-                                      c.tp_activation)
-                               : -1;
+    const bool overlap = tp_overlap() && sp;
+    const Attach out_attach = overlap ? Attach::PREV : Attach::PATH;
+    const Attach in_attach = overlap ? Attach::NEXT : Attach::PATH;
+    const int sms = std::max(1, in_.node.gpu->sm_count);
+    // Overlapped: forward reduce-scatter "pipeline", backward reduce-scatter "bulk" (16 SMs);
+    // all-gathers "ring_exchange" (copy engine: one SM).
+    const int tp_out = !tp ? -1
+                       : overlap ? comm("TP reduce-scatter (overlapped)", WorkClass::TP_COMM, g_tp_,
+                                        nc::CollectiveOp::REDUCE_SCATTER, c.tp_activation, 1,
+                                        static_cast<double>(kUserbufferCommSms) / sms)
+                                 : comm(sp ? "TP reduce-scatter" : "TP all-reduce", WorkClass::TP_COMM, g_tp_,
+                                        sp ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE,
+                                        c.tp_activation);
+    const int tp_ag = !(tp && sp) ? -1
+                      : overlap   ? comm("TP all-gather (overlapped)", WorkClass::TP_COMM, g_tp_,
+                                         nc::CollectiveOp::ALL_GATHER, c.tp_activation, 1, 1.0 / sms)
+                                  : comm("TP all-gather", WorkClass::TP_COMM, g_tp_, nc::CollectiveOp::ALL_GATHER,
+                                         c.tp_activation);
+    const int out_split = overlap && !backward ? kPipelineSplits : 1;
+    const int in_split = overlap ? L_.tp() : 1;
     const bool ep = moe_layer && c.ep_alltoalls_forward > 0;
     const int a2a = ep ? comm("EP all-to-all", WorkClass::EP_COMM, g_ep_, nc::CollectiveOp::ALLTOALL, c.ep_alltoall) : -1;
     const int cp = c.cp_ring_steps > 0 ? comm(backward ? "CP ring attention (bwd)" : "CP ring attention",
@@ -192,24 +226,24 @@ class StageBuilder {
         last_expert = i;
       }
     }
-    auto push_comm = [&](int idx, Attach a) {
-      if (idx >= 0) atoms.push_back({-1, idx, a});
+    auto push_comm = [&](int idx, Attach a, int split = 1) {
+      if (idx >= 0) atoms.push_back({-1, idx, a, split});
     };
     for (std::size_t i = b; i < e; ++i) {
       const std::string& n = ops[i].name;
       if (!backward) {
-        if (n == "attn_residual" || n == "mlp_residual") push_comm(tp_out, out_attach);
+        if (n == "attn_residual" || n == "mlp_residual") push_comm(tp_out, out_attach, out_split);
       } else {
-        if (n == "post_attn_norm" || n == "input_norm") push_comm(tp_out, out_attach);
+        if (n == "post_attn_norm" || n == "input_norm") push_comm(tp_out, out_attach, out_split);
       }
       if (ep && i == first_expert) push_comm(a2a, Attach::PATH);
       atoms.push_back({static_cast<int>(i), -1, Attach::PATH});
       if (ops[i].kind == OpKind::ATTENTION) push_comm(cp, Attach::PREV);
       if (ep && i == last_expert) push_comm(a2a, Attach::PATH);
       if (!backward) {
-        if (n == "input_norm" || n == "post_attn_norm") push_comm(tp_ag, in_attach);
+        if (n == "input_norm" || n == "post_attn_norm") push_comm(tp_ag, in_attach, in_split);
       } else {
-        if (n == "mlp_residual" || n == "attn_residual") push_comm(tp_ag, in_attach);
+        if (n == "mlp_residual" || n == "attn_residual") push_comm(tp_ag, in_attach, in_split);
       }
     }
     return to_items(ops, atoms, backward);
@@ -218,10 +252,17 @@ class StageBuilder {
   std::vector<PassItem> to_items(const std::vector<KernelOp>& ops, const std::vector<Atom>& atoms, bool backward) {
     const std::size_t n = atoms.size();
     std::vector<bool> pinned(n, false);
+    std::vector<int> split(n, 1);
     for (std::size_t k = 0; k < n; ++k) {
       if (atoms[k].comm < 0) continue;
-      if (atoms[k].attach == Attach::PREV && k > 0 && atoms[k - 1].op >= 0) pinned[k - 1] = true;
-      if (atoms[k].attach == Attach::NEXT && k + 1 < n && atoms[k + 1].op >= 0) pinned[k + 1] = true;
+      if (atoms[k].attach == Attach::PREV && k > 0 && atoms[k - 1].op >= 0) {
+        pinned[k - 1] = true;
+        split[k - 1] = std::max(split[k - 1], atoms[k].split);
+      }
+      if (atoms[k].attach == Attach::NEXT && k + 1 < n && atoms[k + 1].op >= 0) {
+        pinned[k + 1] = true;
+        split[k + 1] = std::max(split[k + 1], atoms[k].split);
+      }
     }
     std::vector<PassItem> items;
     const std::string prefix = backward ? "bwd " : "fwd ";
@@ -241,7 +282,7 @@ class StageBuilder {
         const std::string label = prefix + (op.pass == Pass::RECOMPUTE ? "recompute " : "") + op.name;
         if (pinned[k]) {
           flush();
-          items.push_back(compute_item(op.time, label));
+          items.push_back(compute_item(split_time(op, split[k]), split[k] > 1 ? label + " (x" + std::to_string(split[k]) + ")" : label));
           if (pending_next >= 0) {
             items.push_back(comm_item(pending_next, static_cast<int>(items.size() - 1), st_.comms[pending_next].name));
             pending_next = -1;
@@ -268,9 +309,28 @@ class StageBuilder {
     return items;
   }
 
-  UnitPass make_pass(LayerOps ops, const LayerCommSizes& c, bool moe_layer) {
-    in_.compute.annotate(ops.forward);
-    in_.compute.annotate(ops.backward);
+  // A GEMM run as `splits` chunks of m / splits rows (overlapped execution), else its own time.
+  Duration split_time(const KernelOp& op, int splits) const {
+    if (splits <= 1 || op.kind != OpKind::GEMM) return op.time;
+    KernelOp chunk = op;
+    chunk.gemm.m = std::max<std::int64_t>(1, (op.gemm.m + splits - 1) / splits);
+    chunk.flops = op.flops * (1.0 / splits);
+    chunk.bytes = Bytes::from_double(op.bytes.as_double() / splits);
+    return in_.compute.time(chunk) * splits;
+  }
+
+  const LayerOps& layer_ops(std::int64_t layer, bool moe) {
+    auto it = ops_.layers.find(moe ? 1 : 0);
+    if (it == ops_.layers.end()) {
+      LayerOps ops = in_.training.layer_ops(layer);
+      in_.compute.annotate(ops.forward);
+      in_.compute.annotate(ops.backward);
+      it = ops_.layers.emplace(moe ? 1 : 0, std::move(ops)).first;
+    }
+    return it->second;
+  }
+
+  UnitPass make_pass(const LayerOps& ops, const LayerCommSizes& c, bool moe_layer) {
     UnitPass p;
     p.forward = items_of(ops.forward, 0, ops.forward.size(), false, c, moe_layer);
     // Full recomputation replays the whole forward (with its collectives) at the head of the
@@ -292,9 +352,12 @@ class StageBuilder {
   }
 
   UnitPass embedding_pass(const StageCommSizes& sc) {
-    LayerOps ops = LayerOpBuilder(in_.model, L_, in_.training.training()).embedding();
-    in_.compute.annotate(ops.forward);
-    in_.compute.annotate(ops.backward);
+    if (!ops_.embedding) {
+      ops_.embedding = LayerOpBuilder(in_.model, L_, in_.training.training()).embedding();
+      in_.compute.annotate(ops_.embedding->forward);
+      in_.compute.annotate(ops_.embedding->backward);
+    }
+    const LayerOps& ops = *ops_.embedding;
     UnitPass p;
     Duration f, b;
     for (const auto& op : ops.forward) f += op.time;
@@ -313,9 +376,12 @@ class StageBuilder {
   }
 
   UnitPass head_pass(const StageCommSizes& sc) {
-    LayerOps ops = LayerOpBuilder(in_.model, L_, in_.training.training()).head();
-    in_.compute.annotate(ops.forward);
-    in_.compute.annotate(ops.backward);
+    if (!ops_.head) {
+      ops_.head = LayerOpBuilder(in_.model, L_, in_.training.training()).head();
+      in_.compute.annotate(ops_.head->forward);
+      in_.compute.annotate(ops_.head->backward);
+    }
+    const LayerOps& ops = *ops_.head;
     UnitPass p;
     const bool sp = L_.sequence_parallel() && L_.tp() > 1;
     const Bytes act = sc.head_tp_activation.count() > 0 ? sc.head_tp_activation : sc.embedding_tp_activation;
@@ -372,10 +438,12 @@ class StageBuilder {
       }
       for (std::int64_t layer : L_.layers_of(st_.stage, v)) {
         const bool moe = in_.model.is_moe_layer(layer);
-        const LayerCommSizes c = in_.training.layer_comm(layer);
+        auto cit = ops_.comm.find(moe ? 1 : 0);
+        if (cit == ops_.comm.end()) cit = ops_.comm.emplace(moe ? 1 : 0, in_.training.layer_comm(layer)).first;
+        const LayerCommSizes& c = cit->second;
         auto it = layer_pass.find(moe);
         if (it == layer_pass.end()) {
-          st_.passes.push_back(make_pass(in_.training.layer_ops(layer), c, moe));
+          st_.passes.push_back(make_pass(layer_ops(layer, moe), c, moe));
           it = layer_pass.emplace(moe, static_cast<int>(st_.passes.size() - 1)).first;
         }
         UnitPlan u;
@@ -563,6 +631,7 @@ class StageBuilder {
   PredictorCache& cache_;
   StepPlan& plan_;
   const ParallelLayout& L_;
+  OpsCache& ops_;
   StagePlan st_;
   int g_tp_ = -1, g_cp_ = -1, g_ep_ = -1, g_dp_ = -1, g_edp_ = -1, g_next_ = -1, g_prev_ = -1, g_tied_ = -1;
 };
@@ -577,7 +646,8 @@ StepPlan build_step_plan(const PlanInputs& in, PredictorCache& cache) {
   plan.micro_batches = L.num_micro_batches();
   plan.schedule = L.schedule();
   plan.blocking_p2p = L.vp() == 1;
-  for (int s = 0; s < L.pp(); ++s) plan.stages.push_back(StageBuilder(in, cache, plan, s).build());
+  OpsCache ops;
+  for (int s = 0; s < L.pp(); ++s) plan.stages.push_back(StageBuilder(in, cache, plan, s, ops).build());
   return plan;
 }
 

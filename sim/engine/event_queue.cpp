@@ -4,7 +4,7 @@
 
 namespace clustersim::sim {
 
-EventId EventQueue::push(TimePoint time, EventHandler* handler, std::uint64_t tag, EventCallback callback) {
+std::uint32_t EventQueue::take_slot(TimePoint time) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -13,11 +13,23 @@ EventId EventQueue::push(TimePoint time, EventHandler* handler, std::uint64_t ta
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  Slot& s = slots_[slot];
-  s.handler = handler;
-  s.tag = tag;
-  s.callback = std::move(callback);
   heap_.push(slot, Key{time.picoseconds(), next_seq_++});
+  return slot;
+}
+
+EventId EventQueue::push(TimePoint time, EventHandler& handler, std::uint64_t tag) {
+  const std::uint32_t slot = take_slot(time);
+  Slot& s = slots_[slot];
+  s.handler = &handler;
+  s.tag = tag;
+  return EventId{slot, s.generation};
+}
+
+EventId EventQueue::push(TimePoint time, EventCallback callback) {
+  const std::uint32_t slot = take_slot(time);
+  Slot& s = slots_[slot];
+  s.handler = nullptr;
+  s.callback = std::move(callback);
   return EventId{slot, s.generation};
 }
 
@@ -33,13 +45,12 @@ bool EventQueue::cancel(EventId id) {
   return true;
 }
 
-std::uint32_t EventQueue::release(std::uint32_t slot) {
+void EventQueue::release(std::uint32_t slot) {
   Slot& s = slots_[slot];
   s.handler = nullptr;
-  s.callback = nullptr;
+  if (s.callback) s.callback = nullptr;
   ++s.generation;
   free_slots_.push_back(slot);
-  return slot;
 }
 
 EventQueue::Fired EventQueue::pop() {
@@ -50,7 +61,7 @@ EventQueue::Fired EventQueue::pop() {
   Slot& s = slots_[slot];
   f.handler = s.handler;
   f.tag = s.tag;
-  f.callback = std::move(s.callback);
+  if (s.handler == nullptr) f.callback = std::move(s.callback);
   release(slot);
   return f;
 }

@@ -54,7 +54,8 @@ class EventQueue {
     EventCallback callback;
   };
 
-  EventId push(TimePoint time, EventHandler* handler, std::uint64_t tag, EventCallback callback);
+  EventId push(TimePoint time, EventHandler& handler, std::uint64_t tag);
+  EventId push(TimePoint time, EventCallback callback);
   // True when the event was pending and is now cancelled; false for a stale or invalid id.
   bool cancel(EventId id);
   bool pending(EventId id) const;
@@ -77,7 +78,8 @@ class EventQueue {
     EventCallback callback;
     std::uint32_t generation = 0;
   };
-  std::uint32_t release(std::uint32_t slot);
+  std::uint32_t take_slot(TimePoint time);
+  void release(std::uint32_t slot);
 
   IndexedHeap<Key> heap_;
   std::vector<Slot> slots_;

@@ -11,26 +11,28 @@ Simulation::~Simulation() {
   while (!models_.empty()) models_.pop_back();
 }
 
-EventId Simulation::schedule(TimePoint when, EventHandler* handler, std::uint64_t tag, EventCallback callback) {
+void Simulation::check_not_past(TimePoint when) const {
   if (when < now_) {
     throw std::logic_error("event scheduled in the past: at " + format_time(when) + ", clock at " +
                            format_time(now_));
   }
-  ++counts_.scheduled;
-  return queue_.push(when, handler, tag, std::move(callback));
 }
 
 EventId Simulation::schedule_at(TimePoint when, EventHandler& handler, std::uint64_t tag) {
-  return schedule(when, &handler, tag, nullptr);
+  check_not_past(when);
+  ++counts_.scheduled;
+  return queue_.push(when, handler, tag);
 }
 
 EventId Simulation::schedule_after(Duration delay, EventHandler& handler, std::uint64_t tag) {
-  return schedule(now_ + delay, &handler, tag, nullptr);
+  return schedule_at(now_ + delay, handler, tag);
 }
 
 EventId Simulation::schedule_at(TimePoint when, EventCallback callback) {
   if (!callback) throw std::logic_error("event scheduled with an empty callback");
-  return schedule(when, nullptr, 0, std::move(callback));
+  check_not_past(when);
+  ++counts_.scheduled;
+  return queue_.push(when, std::move(callback));
 }
 
 EventId Simulation::schedule_after(Duration delay, EventCallback callback) {

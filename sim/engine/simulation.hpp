@@ -85,7 +85,7 @@ class Simulation {
   std::size_t model_count() const { return models_.size(); }
 
  private:
-  EventId schedule(TimePoint when, EventHandler* handler, std::uint64_t tag, EventCallback callback);
+  void check_not_past(TimePoint when) const;
 
   TimePoint now_;
   EventQueue queue_;

@@ -58,9 +58,12 @@ StreamExecutor::StreamExecutor(Simulation& sim, const TaskGraph& graph, FlowNetw
 void StreamExecutor::start() {
   if (started_) throw std::logic_error("StreamExecutor::start called twice");
   started_ = true;
+  // Collect first: tasks that become ready while these run must not be started twice.
+  std::vector<TaskId> roots;
   for (TaskId t = 0; t < graph_.size(); ++t) {
-    if (pending_[t] == 0) make_ready(t, NO_TASK);
+    if (pending_[t] == 0) roots.push_back(t);
   }
+  for (TaskId t : roots) make_ready(t, NO_TASK);
 }
 
 void StreamExecutor::run() {

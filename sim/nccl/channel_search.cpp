@@ -96,7 +96,9 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
     int by_nic = 0;
     for (const auto& nic : nics) by_nic += fits(nic.nccl_bw, s);
     const int by_pci = gpus_with_nic * fits(pci, s);
-    const int by_nvl = R > 1 ? fits(intra_cap, s) : by_nic;
+    // A channel crosses R-1 NVLinks of a host: the GPU it leaves the node from does not use its
+    // NVLink for that channel.
+    const int by_nvl = R > 1 ? static_cast<int>(std::floor(intra_cap / (s * (R - 1.0) / R) + 1e-6)) : by_nic;
     return std::min({by_nic, by_pci, by_nvl});
   };
 

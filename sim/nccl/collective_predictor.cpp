@@ -18,14 +18,11 @@ CollectivePredictor::CollectivePredictor(PredictorConfig config)
   rates_ = resolve_rates(params_, *system_, plan_, version_);
   double sum = 0;
   int count = 0;
-  bool calibrated = true;
   for (const auto& [name, used] : params_.used()) {
     sum += used.uncertainty * used.uncertainty;
     ++count;
-    calibrated = calibrated && used.calibrated;
   }
   uncertainty_ = count > 0 ? std::sqrt(sum / count) : 0.0;
-  (void)calibrated;
 }
 
 ProgramContext CollectivePredictor::context() const {

@@ -43,7 +43,8 @@ struct PredictorConfig {
   const hardware::CalibrationProfile* profile = nullptr;  // null: catalog fallbacks only
 };
 
-// How nccl-tests measured (its flags).
+// How nccl-tests measured (its flags). The first launch of a timed loop is not overlapped; its
+// share, a launch over `iters` iterations, is below the model's resolution and left out.
 struct NcclTestsMethod {
   int gpus_per_thread = 1;  // -g
   int iters = 20;           // -n

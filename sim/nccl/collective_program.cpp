@@ -4,9 +4,15 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "hardware/errors.hpp"
+
 namespace clustersim::sim::nccl {
 
 namespace {
+
+// Programs beyond this size would take seconds and gigabytes; a cluster that large needs the
+// tuner's log-depth algorithms anyway.
+constexpr double kMaxTransfers = 3e7;
 
 int ai(Algorithm a) { return static_cast<int>(a); }
 int pi(Protocol p) { return static_cast<int>(p); }
@@ -124,7 +130,8 @@ Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
   return ctx.rates.simple_channel;
 }
 
-Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic) {
+Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
+             Protocol protocol) {
   Hop h;
   h.transport = t;
   h.label = t.describe();
@@ -152,6 +159,7 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
       break;
   }
   (void)ctx;
+  (void)protocol;
   return h;
 }
 
@@ -182,13 +190,14 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     const int to = (H == 1) ? (r + 1) % n : r + 1;  // r = R-1 leaves for the next host
     const HopTransport t = sys.transport(from, to % n);
     const bool net = t.kind == TransportKind::NET;
-    // Flows per instance: every channel crosses each GPU once; NET hops spread over the NICs of a
+    // Flows per resource instance that this role's hop adds. Every channel crosses each GPU once;
+    // with several roles each role stands for 1/R of the GPUs' sends (the channels' rings are
+    // rotated so that every GPU takes every position); NET hops spread over the NICs of a
     // physical node (all hosts of the node send through them).
     const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
-    const double intra_flows = H == 1 ? nch : nch * (R - 1.0) / R;
-    const double gpu_flows = net ? nch / static_cast<double>(R) : intra_flows;
+    const double gpu_flows = roles == 1 ? nch : nch / static_cast<double>(R);
     const double nic_flows = net ? nch * hosts_per_node / nics : 0;
-    Hop h = make_hop(ctx, t, gpu_flows, nic_flows);
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
     h.channel_cap = cap;
     h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
@@ -197,10 +206,19 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     hop_of_role[r] = p.add_hop(h);
   }
   std::vector<int> conn(roles);
-  for (int r = 0; r < roles; ++r) conn[r] = p.add_connection(window);
+  for (int r = 0; r < roles; ++r) {
+    const bool net = p.hops[hop_of_role[r]].transport.kind == TransportKind::NET;
+    conn[r] = p.add_connection(net ? 2 * window : window);
+  }
 
   // Per channel: an even share of the data; loops of n chunks.
   const long long per_channel = div_up(s.bytes.count(), nch);
+  const double expected = static_cast<double>(std::max<long long>(1, div_up(per_channel, chunk * n))) * steps *
+                          slices_per_chunk * roles;
+  if (expected > kMaxTransfers) {
+    throw RuntimeError("the ring's step program would hold " + format_significant(expected, 3) +
+                       " transfers (more than " + format_significant(kMaxTransfers, 3) + "); use fewer ranks");
+  }
   p.channel_payload_bytes = static_cast<double>(per_channel);
   // all-reduce moves the whole buffer through each rank in nRanks pieces; all-gather and
   // reduce-scatter move the total (nBytes is the total) likewise.
@@ -254,7 +272,8 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
     const bool net = t.kind == TransportKind::NET;
     int& slot = net ? net_hop : intra_hop;
     if (slot < 0) {
-      Hop h = make_hop(ctx, t, nch, net ? nch * hosts_per_node / nics : 0);
+      Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, net ? nch * hosts_per_node / nics : 0,
+                       s.protocol);
       h.wire_factor = buf.wire;
       h.channel_cap = cap;
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
@@ -263,20 +282,25 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       slot = p.add_hop(h);
     }
     hop_of_pos[pos] = slot;
-    conn_of_pos[pos] = p.add_connection(buf.steps);
+    conn_of_pos[pos] = p.add_connection(net ? 2 * buf.steps : buf.steps);
   }
   const long long per_channel = div_up(s.bytes.count(), nch);
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  if (static_cast<double>(chunks) * (n - 1) > kMaxTransfers) {
+    throw RuntimeError("the chain's step program would hold " + format_significant(static_cast<double>(chunks) * (n - 1), 3) +
+                       " transfers (more than " + format_significant(kMaxTransfers, 3) + "); use fewer ranks");
+  }
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
-  std::vector<int> prev(n - 1, -1);
+  const int G = sys.gpus();
   for (long long c = 0; c < chunks; ++c) {
     int upstream = -1;
     for (int pos = 0; pos + 1 < n; ++pos) {
-      const int id = p.add(hop_of_pos[pos], conn_of_pos[pos], bytes, {upstream}, true);
-      upstream = id;
-      prev[pos] = id;
+      const int from = s.op == CollectiveOp::BROADCAST ? (s.root + pos) % n : (s.root + 1 + pos) % n;
+      const int to = (from + 1) % n;
+      upstream = p.add(hop_of_pos[pos], conn_of_pos[pos], bytes, {upstream}, true);
+      p.place_last(from % G, to % G, from / G, to / G);
     }
   }
   return p;

@@ -9,6 +9,8 @@
 //   Simple    NCCL_BUFFSIZE / 8 = 512 KiB                      all                    1
 // Ring (Simple): a chunk is chunkSteps (4) steps, sent in slices of sliceSteps (2) steps, so a
 // connection holds 8/2 = 4 slices in flight; LL and LL128 move one step per transfer (8 in flight).
+// A network connection has NCCL_STEPS slots at each end (the sender's buffer that its proxy sends
+// from, and the receiver's), so it holds twice as many transfers in flight.
 //
 //   Ring all-reduce     per channel and loop (nRanks chunks): 2(n-1) steps; step k of rank r
 //                       forwards what it received at step k-1 (reduce-scatter, then all-gather)
@@ -91,7 +93,8 @@ Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm
 // The collective's fixed cost (NCCL base latency x scale).
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 // A hop between two ranks with resource loads: flows per GPU link and per NIC as given.
-Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic);
+Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
+             Protocol protocol = Protocol::SIMPLE);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).

@@ -1,6 +1,7 @@
 #include "sim/nccl/nccl_parameters.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace clustersim::sim::nccl {
 
@@ -51,11 +52,15 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     r.nic = sys.nics().front().bandwidth * eff;
     Duration lat = node.fabric->nic_latency.value;
     const auto& topo = node.instance->network.topology;
+    // Beyond one leaf, the hops of a ring that cross to another leaf (one per leaf) add two
+    // switches (leaf to spine to leaf); spread over the ring's hops.
     if (topo.kind != hardware::NetworkTopologyKind::SINGLE_SWITCH && sys.nodes() > topo.nodes_per_leaf) {
-      lat += node.fabric->switch_latency.value * 2;
+      const double leaves = std::ceil(static_cast<double>(sys.nodes()) / topo.nodes_per_leaf);
+      lat += Duration::from_seconds(node.fabric->switch_latency.value.seconds() * 2 * leaves / sys.nodes());
     }
     r.net_latency = params.duration("nccl.net.latency", lat,
-                                    "catalog " + node.fabric->name + " nic_latency (+2 switch hops beyond a leaf)");
+                                    "catalog " + node.fabric->name +
+                                        " nic_latency (+2 switch hops per leaf crossing, averaged over the nodes)");
   }
   if (channels.nvls.n_channels > 0 && sys.nccl_nvlink_bw() > 0) {
     double eff28 = 0;

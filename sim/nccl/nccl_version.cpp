@@ -270,6 +270,7 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
         });
         return 0;
       });
+      tu.net_overhead_simple_factor = t.at("net_overhead_simple_factor").as_number({.min = 1});
       tu.collnet_arity_latency_us = t.at("collnet_arity_latency").as_duration().microseconds();
       if (auto m = t.maybe("pat_per_rank_latency")) tu.pat_per_rank_latency_us = m->as_duration().microseconds();
       if (auto m = t.maybe("pat_bandwidth_factor")) tu.pat_bandwidth_factor = m->as_number({.min = 0, .max = 1});

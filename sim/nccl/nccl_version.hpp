@@ -97,6 +97,7 @@ struct VersionTuner {
   double ring_plateau_before_sm80 = 1.9;
   double ring_plateau_sm80 = 1.4;
   double net_overhead_intel_us = 1.0, net_overhead_amd_us = 2.0, net_overhead_other_us = 1.0;
+  double net_overhead_simple_factor = 3;  // tuning.cc: the Simple protocol's proxy works 3x per step
   double collnet_arity_latency_us = 0.4;
   double pat_per_rank_latency_us = 2.8;
   double pat_bandwidth_factor = 0.75;

@@ -65,7 +65,7 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
   const long long chunks = std::max<long long>(1, div_up(static_cast<long long>(total), chunk));
   h.bytes_per_cycle = total / chunks;
   const int hop = p.add_hop(h);
-  const int conn = p.add_connection(buf.steps * static_cast<int>(streams));
+  const int conn = p.add_connection(buf.steps * static_cast<int>(streams) * (net ? 2 : 1));
   for (long long c = 0; c < chunks; ++c) p.add(hop, conn, total / chunks);
   // Peers are served in rounds; each round costs a step of synchronisation.
   const double rounds = std::ceil(static_cast<double>(peers) / std::max(1.0, concurrency));

@@ -49,20 +49,30 @@ int StepProgram::add(int hop, int conn, double bytes, std::initializer_list<int>
   return static_cast<int>(transfers.size()) - 1;
 }
 
+void StepProgram::place_last(int src_gpu, int dst_gpu, int src_node, int dst_node) {
+  Transfer& t = transfers.back();
+  t.src_gpu = static_cast<std::int16_t>(src_gpu);
+  t.dst_gpu = static_cast<std::int16_t>(dst_gpu);
+  t.src_node = src_node;
+  t.dst_node = dst_node;
+}
+
 void assign_rates(StepProgram& p, const Capacities& caps) {
-  // Wire bytes per cycle on each resource class.
-  std::array<double, kNumResourceKinds> load{};
+  // Seconds per pipeline item that each resource class needs for all its flows.
+  std::array<double, kNumResourceKinds> cycle{};
   for (const Hop& h : p.hops) {
-    for (const ResourceLoad& l : h.loads) load[static_cast<int>(l.kind)] += l.flows * h.bytes_per_cycle * h.wire_factor;
+    for (const ResourceLoad& l : h.loads) {
+      const int k = static_cast<int>(l.kind);
+      const double cap = caps.per_instance[k].bytes_per_second();
+      if (cap > 0) cycle[k] += l.flows * h.bytes_per_cycle * h.wire_factor / cap;
+    }
   }
   for (Hop& h : p.hops) {
     double rate = h.channel_cap.bytes_per_second();
     for (const ResourceLoad& l : h.loads) {
-      const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
-      const double total = load[static_cast<int>(l.kind)];
-      if (total <= 0 || h.bytes_per_cycle <= 0) continue;
-      // The resource's cycle time is total / cap; this flow moves bytes_per_cycle in it.
-      rate = std::min(rate, cap * h.bytes_per_cycle / total);
+      const double c = cycle[static_cast<int>(l.kind)];
+      if (c <= 0 || h.bytes_per_cycle <= 0) continue;
+      rate = std::min(rate, h.bytes_per_cycle / c);
     }
     if (!std::isfinite(rate) || rate <= 0) rate = 1e15;  // a hop that crosses nothing (local copy)
     h.rate = Bandwidth::bytes_per_second(rate);
@@ -100,6 +110,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       }
     }
     conn_free[t.conn] = finish[i];
+
     seq.push_back(static_cast<int>(i));
     last = std::max(last, arrival[i]);
   }

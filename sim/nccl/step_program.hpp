@@ -24,9 +24,12 @@
 // Rates come from the hops: each hop names the physical resources its flows cross and how many
 // flows of the whole collective share one instance of each; a flow's uncontended rate is the
 // resource capacity divided in proportion to the wire bytes per cycle of all flows on it
-// (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit.
+// (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit:
+//   cycle(r) = sum over flows f on r of wire_bytes_per_item(f) / capacity(r)
+//   rate(f)  = min(channel cap, min over r of bytes_per_item(f) / cycle(r))
 
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -46,12 +49,13 @@ struct ResourceLoad {
   double flows = 1;  // concurrent flows of this hop on one instance of the resource
 };
 
-// Where a hop's flows run in a real network (for the event simulation): from a GPU of the
-// representative node to a GPU of the same node or of the next node, or through the NVSwitch.
+// Where a hop's flows run in a real network (for the event simulation): local GPU indices on the
+// representative node(s); a transfer may name its own (builders of multi-position algorithms do).
 struct HopEndpoints {
-  int src_gpu = 0;       // local GPU index on node 0
-  int dst_gpu = 0;       // local GPU index
-  int dst_node = 0;      // 0: same node, 1: next node (ring and tree neighbours)
+  int src_gpu = 0;
+  int dst_gpu = 0;
+  int dst_node = 0;        // relative to the source's node
+  bool via_nvswitch = false;  // NVLS: GPU -> NVSwitch -> GPU
 };
 
 struct Hop {
@@ -71,6 +75,10 @@ struct Transfer {
   int hop = 0;
   int conn = 0;                  // connection: transfers on one connection are sent in order
   double bytes = 0;              // payload bytes
+  // Placement for the event simulation (-1: the hop's endpoints); nodes relative to the group's
+  // first node, taken modulo the group's node count.
+  std::int16_t src_gpu = -1, dst_gpu = -1;
+  std::int32_t src_node = 0, dst_node = -1;
   std::array<int, 3> deps{-1, -1, -1};
   std::array<bool, 3> consumes{false, false, false};  // this transfer reads (and frees) the dep's slot
 };
@@ -86,6 +94,8 @@ struct StepProgram {
   int add_hop(Hop h);
   int add_connection(int window_transfers);
   int add(int hop, int conn, double bytes, std::initializer_list<int> deps = {}, bool consumes_first_dep = false);
+  // Sets the placement of the last transfer added.
+  void place_last(int src_gpu, int dst_gpu, int src_node, int dst_node);
 };
 
 struct Capacities {

@@ -82,7 +82,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / 2.0;
   TreeHops hops;
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node) {
-    Hop h = make_hop(ctx, t, gpu_flows, nic_flows);
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
     h.channel_cap = cap;
     h.latency = hop_latency(ctx, t, Algorithm::TREE, s.protocol);
@@ -101,8 +101,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     // On average a node sends (H-1)/H chunks up and down per channel (the root does not go up,
     // leaves do not go down), through its NICs.
     const double per_node = nch * hosts_per_node * (H - 1.0) / H;
-    hops.up_net = make(t, nch / static_cast<double>(R), per_node / nics, 0, 0, 1);
-    hops.down_net = make(sys.transport(0, R % n), nch / static_cast<double>(R), per_node / nics, 0, 0, 1);
+    const double per_gpu = nch / static_cast<double>(R) * (H - 1.0) / H;
+    hops.up_net = make(t, per_gpu, per_node / nics, 0, 0, 1);
+    hops.down_net = make(sys.transport(0, R % n), per_gpu, per_node / nics, 0, 0, 1);
   }
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
   const double bytes = static_cast<double>(per_channel) / chunks;
@@ -113,10 +114,12 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   auto role = [&](int d, int pos) { return d * R + pos; };
   std::vector<int> up_conn(levels * R), down_conn(levels * R), down_net_conn(levels);
   for (int i = 0; i < levels * R; ++i) {
-    up_conn[i] = p.add_connection(buf.steps);
+    // The head's up connection crosses the network (below the root): slots at both ends.
+    const bool net_up = i % R == 0 && i / R > 0;
+    up_conn[i] = p.add_connection(net_up ? 2 * buf.steps : buf.steps);
     down_conn[i] = p.add_connection(buf.steps);
   }
-  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(buf.steps);
+  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(2 * buf.steps);
 
   std::vector<int> up(levels * R), net_up(levels), down(levels * R), net_down(levels);
   for (long long c = 0; c < chunks; ++c) {
@@ -125,12 +128,14 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
       int below = -1;  // arrival from the chain below this position
       for (int pos = R - 1; pos >= 1; --pos) {
         const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below}, true);
+        p.place_last(pos, pos - 1, d, d);
         up[role(d, pos)] = id;
         below = id;
       }
       if (d > 0) {
         const int child_net = d < D ? net_up[d + 1] : -1;
         net_up[d] = p.add(hops.up_net, up_conn[role(d, 0)], bytes, {below, child_net}, true);
+        p.place_last(0, 0, d, d - 1);
       }
     }
     // The root's reduction is complete when its chain and its network children have arrived.
@@ -142,6 +147,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
       if (d < D) {
         net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
                              : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
+        p.place_last(0, 0, d, d + 1);
       }
       int prev = -1;
       for (int pos = 0; pos + 1 < R; ++pos) {
@@ -152,6 +158,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         } else {
           id = p.add(hops.down_intra, down_conn[role(d, pos)], bytes, {prev}, true);
         }
+        p.place_last(pos, pos + 1, d, d);
         down[role(d, pos)] = id;
         prev = id;
       }
@@ -182,7 +189,7 @@ StepProgram build_nvls(const ProgramContext& ctx, const CollectiveShape& s) {
   h.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
   h.latency = hop_latency(ctx, h.transport, Algorithm::RING, Protocol::SIMPLE);
   h.multiplicity = nch;
-  h.endpoints = {0, 0, 0};
+  h.endpoints = {0, 0, 0, true};
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
   const double bytes = static_cast<double>(per_channel) / chunks * equiv;
   h.bytes_per_cycle = bytes;
@@ -205,10 +212,13 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   p.fixed = base_latency(ctx, Algorithm::NVLS_TREE, Protocol::SIMPLE);
   const long long per_channel = div_up(s.bytes.count(), nch);
   p.channel_payload_bytes = static_cast<double>(per_channel);
+  // Each loop of a channel reduces R chunks, one per head GPU; a head sends its chunk through the
+  // tree (enqueue.cc: nchunksPerLoop = nHeads for NVLS and NVLS-Tree).
   const long long chunk = nvls_chunk(ctx, s, R);
-  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
-  const double c_bytes = static_cast<double>(per_channel) / chunks;
+  const long long loops = std::max<long long>(1, div_up(per_channel, chunk * R));
+  const double c_bytes = static_cast<double>(per_channel) / loops;
   const double share = c_bytes / R;
+  const long long chunks = loops;
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   const HopTransport intra = sys.transport(0, 1 % n);
@@ -220,11 +230,12 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   nv.latency = hop_latency(ctx, intra, Algorithm::RING, Protocol::SIMPLE);
   nv.multiplicity = nch;
   nv.bytes_per_cycle = c_bytes / 2;
+  nv.endpoints = {0, 0, 0, true};
   const int nv_hop = p.add_hop(nv);
   const HopTransport net_t = sys.transport(0, R % n);
   // Every GPU is a head: per node R shares go up and down (H-1)/H of the time.
   const double per_node = nch * sys.gpus() * (H - 1.0) / H;
-  Hop up = make_hop(ctx, net_t, static_cast<double>(nch), per_node / nics);
+  Hop up = make_hop(ctx, net_t, nch * (H - 1.0) / H, per_node / nics);
   up.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
   up.latency = hop_latency(ctx, net_t, Algorithm::NVLS_TREE, Protocol::SIMPLE);
   up.multiplicity = nch;
@@ -239,8 +250,8 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   const int nv_out_conn = p.add_connection(ctx.version.device.steps);
   std::vector<int> up_conn(levels), down_conn(levels);
   for (int d = 0; d < levels; ++d) {
-    up_conn[d] = p.add_connection(ctx.version.device.steps);
-    down_conn[d] = p.add_connection(ctx.version.device.steps);
+    up_conn[d] = p.add_connection(2 * ctx.version.device.steps);
+    down_conn[d] = p.add_connection(2 * ctx.version.device.steps);
   }
   std::vector<int> net_up(levels, -1), net_down(levels, -1);
   for (long long c = 0; c < chunks; ++c) {
@@ -248,11 +259,13 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
     for (int d = D; d >= 1; --d) {
       const int child = d < D ? net_up[d + 1] : -1;
       net_up[d] = p.add(up_hop, up_conn[d], share, {red, child}, true);
+      p.place_last(0, 0, d, d - 1);
     }
     const int top = D >= 1 ? net_up[1] : red;
     for (int d = 0; d < D; ++d) {
       net_down[d] = d == 0 ? p.add(down_hop, down_conn[d], share, {top, red}, false)
                            : p.add(down_hop, down_conn[d], share, {net_down[d - 1]}, true);
+      p.place_last(0, 0, d, d + 1);
     }
     // The deepest level's broadcast waits for the last network hop down (or the reduction on one
     // node); the program follows that longest path.
@@ -282,7 +295,7 @@ StepProgram build_collnet(const ProgramContext& ctx, const CollectiveShape& s) {
   int scatter = -1, gather = -1;
   const int conn_s = p.add_connection(ctx.version.device.steps);
   const int conn_g = p.add_connection(ctx.version.device.steps);
-  const int conn_n = p.add_connection(ctx.version.device.steps);
+  const int conn_n = p.add_connection(2 * ctx.version.device.steps);
   const double intra_bytes = R > 1 ? c_bytes * (R - 1.0) / R : 0;
   if (R > 1) {
     const HopTransport t = sys.transport(1, 0);
@@ -336,7 +349,7 @@ StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
   h.endpoints = {0, 0, 1};
   h.bytes_per_cycle = static_cast<double>(chunk);
   const int hop = p.add_hop(h);
-  const int conn = p.add_connection(ctx.version.device.steps);
+  const int conn = p.add_connection(2 * ctx.version.device.steps);
   const int rounds = log2_ceil(n);
   int prev_round_last = -1;
   for (int k = 0; k < rounds; ++k) {
@@ -345,7 +358,10 @@ StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
     const double bytes = pieces * piece;
     const long long chunks = std::max<long long>(1, static_cast<long long>(std::ceil(bytes / chunk)));
     int last = prev_round_last;
-    for (long long c = 0; c < chunks; ++c) last = p.add(hop, conn, bytes / chunks, {prev_round_last}, c == 0);
+    for (long long c = 0; c < chunks; ++c) {
+      last = p.add(hop, conn, bytes / chunks, {prev_round_last}, c == 0);
+      p.place_last(0, 0, 0, 1 << kk);
+    }
     prev_round_last = last;
   }
   return p;

@@ -206,7 +206,7 @@ void Tuner::build_tables() {
               net_overhead = sys_->cpu_vendor() == CpuVendor::INTEL ? t.net_overhead_intel_us
                              : sys_->cpu_vendor() == CpuVendor::AMD ? t.net_overhead_amd_us
                                                                      : t.net_overhead_other_us;
-              if (p == Protocol::SIMPLE) net_overhead *= 3;
+              if (p == Protocol::SIMPLE) net_overhead *= t.net_overhead_simple_factor;
             }
             intra_lat = std::max(intra_lat, net_overhead);
             lat += (nsteps - n_inter_steps) * intra_lat + n_inter_steps * inter_lat;

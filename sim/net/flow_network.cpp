@@ -130,6 +130,14 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
     }
     function_[slot] = f;
   }
+  const Duration latency = router_.latency(route);
+  const FlowId id{slot, generation_[slot]};
+  if (latency == Duration::zero() && in_event_) {
+    // Started by a completion callback with nothing to wait for: it joins the rates that the
+    // event in progress recomputes when its callbacks are done.
+    activate(slot, route);
+    return id;
+  }
   std::uint32_t r;
   if (!free_routes_.empty()) {
     r = free_routes_.back();
@@ -140,35 +148,41 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
     routes_.push_back(route);
   }
   latent_route_[slot] = r;
-  const TimePoint active_at = sim_.now() + router_.latency(route);
-  heap_.push(slot, Key{active_at.picoseconds(), seq_[slot]});
-  arm(active_at);
-  return FlowId{slot, generation_[slot]};
+  if (latency == Duration::zero()) {
+    ready_.push_back(id);
+  } else {
+    latent_.push(slot, Key{(sim_.now() + latency).picoseconds(), seq_[slot]});
+  }
+  arm(sim_.now() + latency);
+  return id;
 }
 
-void FlowNetwork::activate(std::uint32_t slot) {
-  const Route& route = routes_[latent_route_[slot]];
+void FlowNetwork::activate_latent(std::uint32_t slot) {
+  activate(slot, routes_[latent_route_[slot]]);
+  free_routes_.push_back(latent_route_[slot]);
+  latent_route_[slot] = NO_INDEX;
+}
+
+void FlowNetwork::activate(std::uint32_t slot, const Route& route) {
   state_[slot] = ACTIVE;
   left_[slot] = static_cast<double>(bytes_[slot]);
   last_ps_[slot] = sim_.now().picoseconds();
   const bool instant = bytes_[slot] == 0 || (route.empty() && cap_[slot] == MaxMinSolver::NO_CAP);
   if (instant) {
-    state_[slot] = FINISHING;
-    finished_.push_back(slot);
+    finish(slot);
   } else {
     solver_.add_flow(slot, route.links(), cap_[slot]);
   }
-  free_routes_.push_back(latent_route_[slot]);
-  latent_route_[slot] = NO_INDEX;
 }
 
 bool FlowNetwork::cancel(FlowId id) {
   if (!live(id) || state_[id.slot] == FINISHING) return false;
   const std::uint32_t slot = id.slot;
-  heap_.erase(slot);
+  latent_.erase(slot);  // a flow in ready_ is skipped there once its generation has moved on
   if (state_[slot] == ACTIVE) {
+    completions_.erase(slot);
     solver_.set_time(sim_.now().picoseconds());
-    solver_.remove_flow(slot);
+    solver_.remove_flow(slot, moved(slot));
     if (solver_.needs_solve()) arm(sim_.now());
   }
   release_slot(slot);
@@ -185,15 +199,25 @@ Bandwidth FlowNetwork::rate(FlowId id) const {
   return Bandwidth::bytes_per_second(solver_.rate(id.slot));
 }
 
+// Bytes an active flow has moved by now.
+double FlowNetwork::moved(std::uint32_t slot) const {
+  const double left_now =
+      left_[slot] - solver_.rate(slot) * static_cast<double>(sim_.now().picoseconds() - last_ps_[slot]) * 1e-12;
+  return static_cast<double>(bytes_[slot]) - std::max(0.0, left_now);
+}
+
 Bytes FlowNetwork::remaining(FlowId id) const {
   if (!live(id) || state_[id.slot] == FINISHING) return Bytes{};
   if (state_[id.slot] == LATENT) return Bytes::of(bytes_[id.slot]);
-  const double moved =
-      solver_.rate(id.slot) * static_cast<double>(sim_.now().picoseconds() - last_ps_[id.slot]) * 1e-12;
-  return Bytes::from_double(std::max(0.0, left_[id.slot] - moved));
+  return Bytes::from_double(static_cast<double>(bytes_[id.slot]) - moved(id.slot));
 }
 
-LinkUsage FlowNetwork::link_usage(LinkId link) const { return solver_.usage(link, sim_.now().picoseconds()); }
+LinkUsage FlowNetwork::link_usage(LinkId link) const {
+  LinkUsage u = solver_.usage(link, sim_.now().picoseconds());
+  // The solver counts the bytes of flows that have left; add the progress of those still moving.
+  for (const LinkMember& m : solver_.flows_on(link)) u.bytes += moved(m.flow);
+  return u;
+}
 
 std::vector<LinkId> FlowNetwork::busiest_links(std::size_t count) const {
   std::vector<std::pair<LinkUsage, LinkId>> all;
@@ -219,7 +243,8 @@ void FlowNetwork::describe_unfinished(std::vector<std::string>& out) const {
 }
 
 std::size_t FlowNetwork::memory_bytes() const {
-  std::size_t b = solver_.memory_bytes() + heap_.memory_bytes();
+  std::size_t b = solver_.memory_bytes() + completions_.memory_bytes() + latent_.memory_bytes() +
+                  ready_.capacity() * sizeof(FlowId);
   b += generation_.capacity() * sizeof(std::uint32_t) + state_.capacity() + seq_.capacity() * sizeof(std::uint64_t);
   b += (start_ps_.capacity() + bytes_.capacity() + last_ps_.capacity()) * sizeof(std::int64_t);
   b += (left_.capacity() + cap_.capacity()) * sizeof(double);
@@ -241,8 +266,9 @@ void FlowNetwork::arm(TimePoint t) {
 
 void FlowNetwork::rearm() {
   TimePoint next = TimePoint::max();
-  if (!heap_.empty()) next = TimePoint::from_picoseconds(heap_.top_key().time);
-  if (solver_.needs_solve()) next = sim_.now();
+  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key().time);
+  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key().time));
+  if (ready_head_ < ready_.size() || solver_.needs_solve()) next = sim_.now();
   if (next == TimePoint::max()) {
     if (wake_.valid()) sim_.cancel(wake_);
     wake_ = EventId{};
@@ -261,8 +287,13 @@ void FlowNetwork::apply_rate_changes() {
     const std::uint32_t f = c.flow;
     left_[f] = std::max(0.0, left_[f] - c.old_rate * static_cast<double>(now - last_ps_[f]) * 1e-12);
     last_ps_[f] = now;
-    heap_.push_or_update(f, Key{completion_ps(now, left_[f], c.new_rate), seq_[f]});
+    completions_.push_or_update(f, Key{completion_ps(now, left_[f], c.new_rate), seq_[f]});
   }
+}
+
+void FlowNetwork::finish(std::uint32_t slot) {
+  state_[slot] = FINISHING;
+  finished_.push_back(slot);
 }
 
 void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
@@ -273,16 +304,44 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
   solver_.set_time(now);
   try {
     for (;;) {
-      while (!heap_.empty() && heap_.top_key().time <= now) {
-        const std::uint32_t f = heap_.top_id();
-        heap_.pop();
-        if (state_[f] == LATENT) {
-          activate(f);
-        } else {
-          solver_.remove_flow(f);
-          state_[f] = FINISHING;
-          finished_.push_back(f);
+      // Everything due now, in (time, start sequence) order: ends of latencies (from the latent
+      // heap and the ready list) and completions.
+      for (;;) {
+        while (ready_head_ < ready_.size() && !live(ready_[ready_head_])) ++ready_head_;
+        std::uint32_t pick = FlowId::NONE;
+        Key best{now + 1, 0};
+        int source = 0;
+        if (ready_head_ < ready_.size()) {
+          pick = ready_[ready_head_].slot;
+          best = Key{now, seq_[pick]};
+          source = 1;
         }
+        if (!latent_.empty() && latent_.top_key().time <= now && latent_.top_key() < best) {
+          pick = latent_.top_id();
+          best = latent_.top_key();
+          source = 2;
+        }
+        if (!completions_.empty() && completions_.top_key().time <= now && completions_.top_key() < best) {
+          pick = completions_.top_id();
+          best = completions_.top_key();
+          source = 3;
+        }
+        if (source == 0) break;
+        if (source == 1) {
+          ++ready_head_;
+          activate_latent(pick);
+        } else if (source == 2) {
+          latent_.pop();
+          activate_latent(pick);
+        } else {
+          completions_.pop();
+          solver_.remove_flow(pick, static_cast<double>(bytes_[pick]));
+          finish(pick);
+        }
+      }
+      if (ready_head_ == ready_.size()) {
+        ready_.clear();
+        ready_head_ = 0;
       }
       if (finished_.empty()) break;
       // Completion callbacks may start or cancel transfers; they see a consistent network.

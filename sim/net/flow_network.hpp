@@ -15,7 +15,9 @@
 // changes are its bytes brought up to date and its completion predicted again:
 //   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
 // Predicted completions and the ends of start latencies sit in one indexed binary heap keyed by
-// (time, start sequence); the network keeps a single engine event armed at the heap's top.
+// (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
+// list for the event at the current time); the network keeps a single engine event armed at the
+// earliest of them.
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their
@@ -148,6 +150,7 @@ class FlowNetwork final : public Model, private EventHandler {
   // The `count` links that spent the most time saturated (then: most bytes; then: lowest id).
   std::vector<LinkId> busiest_links(std::size_t count) const;
   const SolverCounters& solver_counters() const { return solver_.counters(); }
+  const MaxMinSolver& solver() const { return solver_; }
   // Bytes held by the flow state: the solver's tables and the network's per-flow arrays.
   std::size_t memory_bytes() const;
 
@@ -167,8 +170,11 @@ class FlowNetwork final : public Model, private EventHandler {
   std::uint32_t allocate_slot();
   void release_slot(std::uint32_t slot);
   bool live(FlowId id) const;
-  void activate(std::uint32_t slot);
+  void activate(std::uint32_t slot, const Route& route);
+  void activate_latent(std::uint32_t slot);
+  void finish(std::uint32_t slot);
   void apply_rate_changes();
+  double moved(std::uint32_t slot) const;
   void arm(TimePoint t);
   void rearm();
 
@@ -197,7 +203,10 @@ class FlowNetwork final : public Model, private EventHandler {
   std::vector<Route> routes_;
   std::vector<std::uint32_t> free_routes_;
 
-  IndexedHeap<Key> heap_;
+  IndexedHeap<Key> completions_;  // active flows by predicted completion
+  IndexedHeap<Key> latent_;       // flows in their start latency, by its end
+  std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
+  std::size_t ready_head_ = 0;
   std::vector<std::uint32_t> finished_;
   EventId wake_;
   TimePoint wake_time_ = TimePoint::max();

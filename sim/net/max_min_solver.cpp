@@ -1,6 +1,7 @@
 #include "sim/net/max_min_solver.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -8,45 +9,41 @@
 namespace clustersim::sim {
 
 namespace {
-// A link is saturated when its load is within this fraction of its capacity.
-constexpr double SATURATION_TOLERANCE = 1e-9;
+// A link is saturated when its load is within this fraction of its capacity; two rates within
+// this fraction of each other count as equal.
+constexpr double TOLERANCE = 1e-9;
 // A rate that moves by less than this fraction of itself is left as it was.
 constexpr double RATE_TOLERANCE = 1e-12;
+
+// Calls fn(h) for each set bit h of mask, lowest first.
+template <class F>
+void for_each_bit(std::uint32_t mask, F&& fn) {
+  while (mask != 0) {
+    fn(static_cast<std::uint32_t>(std::countr_zero(mask)));
+    mask &= mask - 1;
+  }
+}
 }  // namespace
 
-MaxMinSolver::MaxMinSolver(std::span<const double> capacities)
-    : capacity_(capacities.begin(), capacities.end()) {
-  const std::size_t n = capacity_.size();
-  for (std::size_t l = 0; l < n; ++l) {
-    if (!(capacity_[l] > 0) || !std::isfinite(capacity_[l])) {
+MaxMinSolver::MaxMinSolver(std::span<const double> capacities) {
+  links_.resize(capacities.size());
+  for (std::size_t l = 0; l < capacities.size(); ++l) {
+    const double c = capacities[l];
+    if (!(c > 0) || !std::isfinite(c)) {
       throw std::invalid_argument("link " + std::to_string(l) + " capacity must be positive and finite");
     }
+    links_[l].capacity = c;
+    links_[l].threshold = c * (1 - TOLERANCE);
   }
-  threshold_.resize(n);
-  for (std::size_t l = 0; l < n; ++l) threshold_[l] = capacity_[l] * (1 - SATURATION_TOLERANCE);
-  load_.assign(n, 0.0);
-  members_.resize(n);
-  account_.resize(n);
-  expanded_.assign(n, 0);
-  in_fill_.assign(n, 0);
-  rem_.assign(n, 0.0);
-  n_.assign(n, 0);
-  level_.assign(n, 0.0);
+  stats_.resize(capacities.size());
+  members_.resize(capacities.size());
   free_hops_.resize(MAX_HOPS + 1);
 }
 
 void MaxMinSolver::ensure_flow(std::uint32_t flow) {
-  if (flow < rate_.size()) return;
-  const std::size_t n = std::max<std::size_t>(flow + 1, rate_.size() * 2);
-  rate_.resize(n, 0.0);
-  cap_.resize(n, NO_CAP);
-  new_rate_.resize(n, 0.0);
-  hop_begin_.resize(n, 0);
-  hop_count_.resize(n, 0);
-  state_.resize(n, FREE);
-  in_set_.resize(n, 0);
-  frozen_.resize(n, 0);
-  heap_.reserve_ids(capacity_.size() + n);
+  if (flow < flows_.size()) return;
+  flows_.resize(std::max<std::size_t>(flow + 1, flows_.size() * 2));
+  heap_.reserve_ids(links_.size() + flows_.size());
 }
 
 std::uint32_t MaxMinSolver::allocate_hops(std::size_t n) {
@@ -61,32 +58,60 @@ std::uint32_t MaxMinSolver::allocate_hops(std::size_t n) {
   return b;
 }
 
-void MaxMinSolver::account(LinkId l) {
-  LinkAccount& a = account_[l];
-  const std::int64_t dt = now_ps_ - a.last_ps;
-  if (dt > 0) {
-    a.bytes += load_[l] * static_cast<double>(dt) * 1e-12;
-    if (!members_[l].empty()) a.busy_ps += dt;
-    if (load_[l] >= threshold_[l]) a.saturated_ps += dt;
+// Records a change of the link's saturation for the saturated-time statistic.
+void MaxMinSolver::note_saturation(LinkId l) {
+  Link& k = links_[l];
+  const bool now_saturated = k.hot && is_saturated(k);
+  if (now_saturated == k.saturated) return;
+  LinkStats& s = stats_[l];
+  if (now_saturated) {
+    s.saturated_since = now_ps_;
+  } else {
+    s.saturated_ps += now_ps_ - s.saturated_since;
   }
-  a.last_ps = now_ps_;
+  k.saturated = now_saturated;
+}
+
+// The link's flows could now fill it: keep its load from here on and mark it in their masks.
+void MaxMinSolver::turn_hot(LinkId l) {
+  Link& k = links_[l];
+  k.hot = true;
+  double load = 0;
+  for (const LinkMember& m : members_[l]) {
+    Flow& f = flows_[m.flow];
+    load += f.rate;
+    f.hot_mask |= 1U << m.hop;
+  }
+  k.load = load;
+  note_saturation(l);
+}
+
+void MaxMinSolver::turn_cold(LinkId l) {
+  Link& k = links_[l];
+  k.hot = false;
+  for (const LinkMember& m : members_[l]) flows_[m.flow].hot_mask &= ~(1U << m.hop);
+  k.load = 0;
+  note_saturation(l);
+}
+
+double MaxMinSolver::load(LinkId l) const {
+  const Link& k = links_.at(l);
+  if (k.hot) return k.load;
+  double sum = 0;
+  for (const LinkMember& m : members_[l]) sum += flows_[m.flow].rate;
+  return sum;
 }
 
 LinkUsage MaxMinSolver::usage(LinkId l, std::int64_t now_ps) const {
-  const LinkAccount& a = account_.at(l);
+  const LinkStats& s = stats_.at(l);
+  const Link& k = links_[l];
   LinkUsage u;
-  u.bytes = a.bytes;
-  u.busy_ps = a.busy_ps;
-  u.saturated_ps = a.saturated_ps;
-  const std::int64_t dt = now_ps - a.last_ps;
-  if (dt > 0) {
-    u.bytes += load_[l] * static_cast<double>(dt) * 1e-12;
-    if (!members_[l].empty()) u.busy_ps += dt;
-    if (load_[l] >= threshold_[l]) u.saturated_ps += dt;
-  }
-  u.load = load_[l];
+  u.bytes = s.bytes;
+  u.busy_ps = s.busy_ps + (members_[l].empty() ? 0 : now_ps - s.busy_since);
+  u.saturated_ps = s.saturated_ps + (k.saturated ? now_ps - s.saturated_since : 0);
+  u.load = load(l);
   u.flows = static_cast<std::uint32_t>(members_[l].size());
-  u.peak_flows = a.peak_flows;
+  u.peak_flows = s.peak_flows;
   return u;
 }
 
@@ -94,94 +119,129 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   if (route.size() > MAX_HOPS) throw std::length_error("a flow crosses at most 32 links");
   if (!(cap > 0)) throw std::invalid_argument("a flow's rate cap must be positive");
   if (route.empty() && cap == NO_CAP) throw std::invalid_argument("a flow with no links needs a rate cap");
+  double potential = cap;
+  for (const LinkId l : route) {
+    if (l >= links_.size()) throw std::out_of_range("link id " + std::to_string(l) + " out of range");
+    potential = std::min(potential, links_[l].capacity);
+  }
   ensure_flow(flow);
-  if (state_[flow] != FREE) throw std::logic_error("flow slot " + std::to_string(flow) + " is in use");
+  Flow& f = flows_[flow];
+  if (f.state != FREE) throw std::logic_error("flow slot " + std::to_string(flow) + " is in use");
   const std::uint32_t begin = allocate_hops(route.size());
-  hop_begin_[flow] = begin;
-  hop_count_[flow] = static_cast<std::uint8_t>(route.size());
+  f.hop_begin = begin;
+  f.hop_count = static_cast<std::uint8_t>(route.size());
+  f.potential = potential;
+  f.rate = 0;
+  f.cap = cap;
+  f.state = PENDING;
+  f.bottleneck = UNSOLVED;
+  f.hot_mask = 0;
   for (std::size_t h = 0; h < route.size(); ++h) {
     const LinkId l = route[h];
-    if (l >= capacity_.size()) throw std::out_of_range("link id " + std::to_string(l) + " out of range");
-    account(l);
+    Link& k = links_[l];
     auto& m = members_[l];
+    LinkStats& s = stats_[l];
+    if (m.empty()) s.busy_since = now_ps_;
     hops_[begin + h] = Hop{l, static_cast<std::uint32_t>(m.size())};
-    m.push_back(Member{flow, static_cast<std::uint32_t>(h)});
-    account_[l].peak_flows = std::max(account_[l].peak_flows, static_cast<std::uint32_t>(m.size()));
+    m.push_back(LinkMember{flow, static_cast<std::uint32_t>(h)});
+    if (m.size() > s.peak_flows) s.peak_flows = static_cast<std::uint32_t>(m.size());
+    k.potential += potential;
+    if (k.hot) {
+      f.hot_mask |= 1U << h;
+    } else if (k.potential >= k.threshold) {
+      turn_hot(l);  // sets this flow's bit too
+    }
   }
-  rate_[flow] = 0;
-  cap_[flow] = cap;
-  state_[flow] = PENDING;
   added_.push_back(flow);
 }
 
-void MaxMinSolver::remove_flow(std::uint32_t flow) {
-  if (flow >= state_.size() || state_[flow] == FREE) {
+void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
+  if (flow >= flows_.size() || flows_[flow].state == FREE) {
     throw std::logic_error("flow slot " + std::to_string(flow) + " is not in use");
   }
-  const double r = rate_[flow];
-  const std::uint32_t begin = hop_begin_[flow];
-  const std::uint32_t count = hop_count_[flow];
+  Flow& f = flows_[flow];
+  const double r = f.rate;
+  const std::uint32_t begin = f.hop_begin;
+  const std::uint32_t count = f.hop_count;
   for (std::uint32_t h = 0; h < count; ++h) {
     const Hop hop = hops_[begin + h];
     const LinkId l = hop.link;
-    account(l);
-    // Flows whose bottleneck was this link may speed up: only a saturated link matters.
-    if (r > 0 && load_[l] >= threshold_[l]) dirty_.push_back(l);
-    load_[l] = std::max(0.0, load_[l] - r);
+    Link& k = links_[l];
+    if (k.hot && r > 0) {
+      // The flows bottlenecked on a saturated link may speed up; elsewhere nobody cares.
+      const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
+      if (others > 0 && is_saturated(k)) dirty_.push_back(l);
+      k.load = std::max(0.0, k.load - r);
+      note_saturation(l);
+    }
+    LinkStats& s = stats_[l];
+    s.bytes += bytes_moved;
     auto& m = members_[l];
-    const Member last = m.back();
+    const LinkMember last = m.back();
     m[hop.pos] = last;
-    hops_[hop_begin_[last.flow] + last.hop].pos = hop.pos;
+    hops_[flows_[last.flow].hop_begin + last.hop].pos = hop.pos;
     m.pop_back();
+    k.potential -= f.potential;
+    if (m.empty()) {
+      s.busy_ps += now_ps_ - s.busy_since;
+      k.potential = 0;  // clear what rounding may have left
+    }
+    if (k.hot && k.potential < k.threshold) turn_cold(l);
   }
-  if (state_[flow] == PENDING) {
-    // Not solved yet: drop it from the list of started flows.
+  if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
+  f.bottleneck = UNSOLVED;
+  if (f.state == PENDING) {
     auto it = std::find(added_.begin(), added_.end(), flow);
     if (it != added_.end()) added_.erase(it);
   }
   free_hops_[count].push_back(begin);
-  state_[flow] = FREE;
-  rate_[flow] = 0;
+  f.state = FREE;
+  f.rate = 0;
+  f.hot_mask = 0;
 }
 
 void MaxMinSolver::gather(std::uint32_t flow) {
-  if (in_set_[flow] == epoch_) return;
-  in_set_[flow] = epoch_;
+  Flow& f = flows_[flow];
+  if (f.in_set == epoch_) return;
+  f.in_set = epoch_;
   set_.push_back(flow);
-  const std::uint32_t begin = hop_begin_[flow];
-  const std::uint32_t count = hop_count_[flow];
-  for (std::uint32_t h = 0; h < count; ++h) {
-    const LinkId l = hops_[begin + h].link;
-    if (expanded_[l] != epoch_ && load_[l] >= threshold_[l]) queue_.push_back(l);
-  }
 }
 
-void MaxMinSolver::expand() {
-  while (!queue_.empty()) {
-    const LinkId l = queue_.back();
-    queue_.pop_back();
-    if (expanded_[l] == epoch_) continue;
-    expanded_[l] = epoch_;
-    // Index loop: gather() does not touch members_.
-    const auto& m = members_[l];
-    for (std::size_t i = 0; i < m.size(); ++i) gather(m[i].flow);
-  }
-}
-
-void MaxMinSolver::freeze(std::uint32_t flow, double rate) {
-  frozen_[flow] = fill_epoch_;
-  new_rate_[flow] = rate;
-  heap_.erase(static_cast<std::uint32_t>(capacity_.size()) + flow);
-  const std::uint32_t begin = hop_begin_[flow];
-  const std::uint32_t count = hop_count_[flow];
-  for (std::uint32_t h = 0; h < count; ++h) {
+template <bool WITH_HEAP>
+void MaxMinSolver::freeze(std::uint32_t flow, double rate, std::uint32_t bottleneck) {
+  Flow& f = flows_[flow];
+  f.frozen = fill_epoch_;
+  f.new_rate = rate;
+  f.new_bottleneck = bottleneck;
+  if constexpr (WITH_HEAP) heap_.erase(static_cast<std::uint32_t>(links_.size()) + flow);
+  const std::uint32_t begin = f.hop_begin;
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
     const LinkId l = hops_[begin + h].link;
-    rem_[l] -= rate;
-    if (--n_[l] == 0) {
-      heap_.erase(l);
-    } else if (heap_.contains(l)) {
-      heap_.update(l, Key{std::max(rem_[l], 0.0) / n_[l], l});
+    Link& k = links_[l];
+    k.rem -= rate;
+    if (rate > k.a_max_rate) k.a_max_rate = rate;
+    --k.n;
+    if constexpr (WITH_HEAP) {
+      if (heap_.contains(l)) {
+        if (k.n == 0) {
+          heap_.erase(l);
+        } else {
+          heap_.update(l, Key{std::max(k.rem, 0.0) / k.n, l});
+        }
+      }
     }
+  });
+}
+
+// Freezes every unfrozen flow of A on link l at `level`.
+template <bool WITH_HEAP>
+void MaxMinSolver::freeze_link(LinkId l, double level) {
+  links_[l].fill_level = level;
+  const auto& m = members_[l];
+  for (std::size_t i = 0; i < m.size() && links_[l].n > 0; ++i) {
+    const std::uint32_t x = m[i].flow;
+    const Flow& f = flows_[x];
+    if (f.in_set == epoch_ && f.frozen != fill_epoch_) freeze<WITH_HEAP>(x, level, l);
   }
 }
 
@@ -190,116 +250,262 @@ void MaxMinSolver::fill() {
   ++counters_.fills;
   counters_.flows_solved += set_.size();
   fill_links_.clear();
-  for (const std::uint32_t f : set_) {
-    const std::uint32_t begin = hop_begin_[f];
-    const std::uint32_t count = hop_count_[f];
-    for (std::uint32_t h = 0; h < count; ++h) {
+  for (const std::uint32_t x : set_) {
+    const Flow& f = flows_[x];
+    const std::uint32_t begin = f.hop_begin;
+    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
       const LinkId l = hops_[begin + h].link;
-      if (in_fill_[l] != fill_epoch_) {
-        in_fill_[l] = fill_epoch_;
+      Link& k = links_[l];
+      if (k.fill_epoch != fill_epoch_) {
+        k.fill_epoch = fill_epoch_;
         fill_links_.push_back(l);
-        rem_[l] = capacity_[l] - load_[l];
-        n_[l] = 0;
-        level_[l] = NO_CAP;
+        k.rem = k.capacity - k.load;
+        k.capsum = 0;
+        k.fill_level = NO_CAP;
+        k.a_max_rate = 0;
+        k.n = 0;
+        k.in_a = 0;
+        k.a_bottlenecked = 0;
       }
       // The flow's old rate goes back into what is left for A.
-      rem_[l] += rate_[f];
-      ++n_[l];
+      k.rem += f.rate;
+      k.capsum += f.cap;
+      ++k.n;
+      ++k.in_a;
+      if (f.bottleneck == l) ++k.a_bottlenecked;
+    });
+  }
+  const auto cap_base = static_cast<std::uint32_t>(links_.size());
+
+  if (set_.size() == 1) {
+    // One flow: its rate is the least of its cap and what each of its links has left (the same
+    // choice as the general fill below, ties going to the lowest link id, then to the cap).
+    const std::uint32_t x = set_.front();
+    Key best{flows_[x].cap, cap_base + x};
+    for (const LinkId l : fill_links_) {
+      Link& k = links_[l];
+      k.rem = std::max(k.rem, 0.0);
+      const Key key{k.rem, l};
+      if (key < best) best = key;
     }
+    if (best.id == cap_base + x && best.level == NO_CAP) {
+      throw std::logic_error("max-min fill: a flow with nothing to hold it back");
+    }
+    if (best.id < cap_base) links_[best.id].fill_level = best.level;
+    freeze<false>(x, best.level, best.id < cap_base ? best.id : CAPPED);
+    return;
   }
-  heap_.clear();
+
+  // A link whose room covers the caps of all of A's flows on it cannot hold any of them back: it
+  // never binds (freeze still charges it). The others are the candidates.
+  candidates_.clear();
   for (const LinkId l : fill_links_) {
-    rem_[l] = std::max(rem_[l], 0.0);
-    heap_.push(l, Key{rem_[l] / n_[l], l});
+    Link& k = links_[l];
+    k.rem = std::max(k.rem, 0.0);
+    if (k.capsum > k.rem) candidates_.push_back(l);
   }
-  const auto cap_base = static_cast<std::uint32_t>(capacity_.size());
-  for (const std::uint32_t f : set_) {
-    if (cap_[f] != NO_CAP) heap_.push(cap_base + f, Key{cap_[f], cap_base + f});
+
+  if (candidates_.size() + set_.size() <= LINEAR_FILL_LIMIT) {
+    // Small: find the next event by scanning the candidate links, with the caps in sorted order;
+    // no heap. Same keys and ties as the heap.
+    caps_.clear();
+    for (const std::uint32_t x : set_) {
+      if (flows_[x].cap != NO_CAP) caps_.push_back(Key{flows_[x].cap, cap_base + x});
+    }
+    std::sort(caps_.begin(), caps_.end());
+    std::size_t next_cap = 0;
+    std::size_t unfrozen = set_.size();
+    while (unfrozen > 0) {
+      Key best{NO_CAP, UINT32_MAX};
+      for (const LinkId l : candidates_) {
+        const Link& k = links_[l];
+        if (k.n == 0) continue;
+        const Key key{std::max(k.rem, 0.0) / k.n, l};
+        if (key < best) best = key;
+      }
+      while (next_cap < caps_.size() && flows_[caps_[next_cap].id - cap_base].frozen == fill_epoch_) ++next_cap;
+      if (next_cap < caps_.size() && caps_[next_cap] < best) best = caps_[next_cap];
+      if (best.id == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
+      if (best.id >= cap_base) {
+        freeze<false>(best.id - cap_base, best.level, CAPPED);
+        --unfrozen;
+      } else {
+        const std::uint32_t before = links_[best.id].n;
+        freeze_link<false>(best.id, best.level);
+        unfrozen -= before;
+      }
+    }
+    return;
+  }
+
+  heap_.clear();
+  for (const LinkId l : candidates_) heap_.push(l, Key{links_[l].rem / links_[l].n, l});
+  for (const std::uint32_t x : set_) {
+    if (flows_[x].cap != NO_CAP) heap_.push(cap_base + x, Key{flows_[x].cap, cap_base + x});
   }
   while (!heap_.empty()) {
     const std::uint32_t id = heap_.top_id();
     const double level = heap_.top_key().level;
     heap_.pop();
     if (id >= cap_base) {
-      freeze(id - cap_base, level);
-      continue;
-    }
-    level_[id] = level;
-    const auto& m = members_[id];
-    for (std::size_t i = 0; i < m.size(); ++i) {
-      const std::uint32_t f = m[i].flow;
-      if (in_set_[f] == epoch_ && frozen_[f] != fill_epoch_) freeze(f, level);
+      freeze<true>(id - cap_base, level, CAPPED);
+    } else {
+      freeze_link<true>(id, level);
     }
   }
 }
 
 bool MaxMinSolver::find_violations() {
-  bool found = false;
+  violators_.clear();
   for (const LinkId l : fill_links_) {
-    if (expanded_[l] == epoch_ || level_[l] == NO_CAP) continue;
-    // l became a bottleneck of A at level_[l]; a flow outside A that runs faster must yield.
-    const double limit = level_[l] * (1 + SATURATION_TOLERANCE);
-    for (const Member& m : members_[l]) {
-      if (in_set_[m.flow] != epoch_ && rate_[m.flow] > limit) {
-        queue_.push_back(l);
-        found = true;
-        break;
+    const Link& k = links_[l];
+    const bool froze = k.fill_level != NO_CAP;
+    const bool outsiders_bottlenecked = k.bottlenecked != k.a_bottlenecked;
+    if (!froze && !outsiders_bottlenecked) continue;
+    const auto& m = members_[l];
+    if (m.size() == k.in_a) continue;  // no outsider on l
+    // V1: l froze flows of A at fill_level; faster outsiders must come down to it.
+    if (froze) {
+      const double limit = k.fill_level * (1 + TOLERANCE);
+      for (const LinkMember& x : m) {
+        const Flow& f = flows_[x.flow];
+        if (f.in_set != epoch_ && f.rate > limit) violators_.push_back(x.flow);
+      }
+    }
+    // V2, V3: outsiders bottlenecked on l lose their bottleneck when l has room left, or when a
+    // flow of A overtakes them on l.
+    if (!outsiders_bottlenecked) continue;
+    const bool has_room = k.capacity - k.rem < k.threshold;
+    const bool overtaken = k.a_max_rate > k.level * (1 + TOLERANCE);
+    if (has_room || overtaken) {
+      for (const LinkMember& x : m) {
+        const Flow& f = flows_[x.flow];
+        if (f.in_set != epoch_ && f.bottleneck == l) violators_.push_back(x.flow);
       }
     }
   }
-  return found;
+  counters_.outsiders_added += violators_.size();
+  for (const std::uint32_t x : violators_) gather(x);
+  return !violators_.empty();
+}
+
+// One started flow and nothing else to redo: if it fits without disturbing anyone, rate it in one
+// pass over its hot links. Returns false (having changed nothing) when the general fill is needed.
+bool MaxMinSolver::solve_alone(std::uint32_t x) {
+  Flow& f = flows_[x];
+  const std::uint32_t begin = f.hop_begin;
+  const auto cap_base = static_cast<std::uint32_t>(links_.size());
+  Key best{f.cap, cap_base + x};
+  bool blocked = false;
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+    const LinkId l = hops_[begin + h].link;
+    const Link& k = links_[l];
+    // A link where others are bottlenecked is saturated: the flow would take from them.
+    if (k.bottlenecked > 0) blocked = true;
+    const Key key{std::max(k.capacity - k.load, 0.0), l};
+    if (key < best) best = key;
+  });
+  if (blocked) return false;
+  const double rate = best.level;
+  if (best.id < cap_base) {
+    // It fills a link: flows there that run faster than it must share (V1), so not alone.
+    const double limit = rate * (1 + TOLERANCE);
+    for (const LinkMember& m : members_[best.id]) {
+      if (m.flow != x && flows_[m.flow].rate > limit) return false;
+    }
+  }
+  ++counters_.solves;
+  ++counters_.alone;
+  ++counters_.fills;
+  ++counters_.flows_solved;
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+    const LinkId l = hops_[begin + h].link;
+    links_[l].load += rate;
+    note_saturation(l);
+  });
+  if (best.id < cap_base) {
+    f.bottleneck = best.id;
+    links_[best.id].level = rate;
+    ++links_[best.id].bottlenecked;
+  } else {
+    f.bottleneck = CAPPED;
+  }
+  f.state = LIVE;
+  f.rate = rate;
+  changes_.push_back(RateChange{x, 0.0, rate});
+  ++counters_.rate_changes;
+  return true;
 }
 
 std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   changes_.clear();
   if (added_.empty() && dirty_.empty()) return changes_;
+  if (added_.size() == 1 && dirty_.empty() && solve_alone(added_.front())) {
+    added_.clear();
+    return changes_;
+  }
   ++counters_.solves;
   ++epoch_;
   set_.clear();
-  queue_.swap(dirty_);
-  dirty_.clear();
-  for (const std::uint32_t f : added_) gather(f);
+  for (const std::uint32_t x : added_) gather(x);
+  // A started flow that cannot have its potential on a link will share that link: the link's
+  // flows join A now rather than one fill later (V1).
+  for (const std::uint32_t x : added_) {
+    const Flow& f = flows_[x];
+    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+      const LinkId l = hops_[f.hop_begin + h].link;
+      const Link& k = links_[l];
+      if (k.load + f.potential < k.threshold) return;
+      for (const LinkMember& m : members_[l]) gather(m.flow);
+    });
+  }
   added_.clear();
-  expand();
-  for (;;) {
+  for (const LinkId l : dirty_) {
+    for (const LinkMember& x : members_[l]) {
+      if (flows_[x.flow].bottleneck == l) gather(x.flow);
+    }
+  }
+  dirty_.clear();
+  if (set_.empty()) return changes_;
+  do {
     fill();
-    if (!find_violations()) break;
-    expand();
-  }
+  } while (find_violations());
+
   for (const LinkId l : fill_links_) {
-    account(l);
-    load_[l] = std::max(0.0, capacity_[l] - rem_[l]);
+    Link& k = links_[l];
+    k.load = std::max(0.0, k.capacity - k.rem);
+    if (k.fill_level != NO_CAP) k.level = k.fill_level;
+    note_saturation(l);
   }
-  for (const std::uint32_t f : set_) {
-    const double old_rate = rate_[f];
-    const double new_rate = new_rate_[f];
-    if (state_[f] == PENDING) {
-      state_[f] = LIVE;
+  for (const std::uint32_t x : set_) {
+    Flow& f = flows_[x];
+    if (f.bottleneck != f.new_bottleneck) {
+      if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
+      if (f.new_bottleneck < links_.size()) ++links_[f.new_bottleneck].bottlenecked;
+      f.bottleneck = f.new_bottleneck;
+    }
+    const double old_rate = f.rate;
+    const double new_rate = f.new_rate;
+    if (f.state == PENDING) {
+      f.state = LIVE;
     } else if (std::abs(new_rate - old_rate) <= RATE_TOLERANCE * std::max(new_rate, old_rate)) {
       continue;
     }
-    rate_[f] = new_rate;
-    changes_.push_back(RateChange{f, old_rate, new_rate});
+    f.rate = new_rate;
+    changes_.push_back(RateChange{x, old_rate, new_rate});
   }
   counters_.rate_changes += changes_.size();
   return changes_;
 }
 
 std::size_t MaxMinSolver::memory_bytes() const {
-  std::size_t b = 0;
-  b += (capacity_.capacity() + threshold_.capacity() + load_.capacity() + rem_.capacity() + level_.capacity()) *
-       sizeof(double);
-  b += (expanded_.capacity() + in_fill_.capacity() + n_.capacity()) * sizeof(std::uint32_t);
-  b += account_.capacity() * sizeof(LinkAccount);
-  b += members_.capacity() * sizeof(std::vector<Member>);
-  for (const auto& m : members_) b += m.capacity() * sizeof(Member);
-  b += (rate_.capacity() + cap_.capacity() + new_rate_.capacity()) * sizeof(double);
-  b += (hop_begin_.capacity() + in_set_.capacity() + frozen_.capacity()) * sizeof(std::uint32_t);
-  b += hop_count_.capacity() + state_.capacity();
-  b += hops_.capacity() * sizeof(Hop);
+  std::size_t b = links_.capacity() * sizeof(Link) + stats_.capacity() * sizeof(LinkStats);
+  b += members_.capacity() * sizeof(std::vector<LinkMember>);
+  for (const auto& m : members_) b += m.capacity() * sizeof(LinkMember);
+  b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop);
   for (const auto& f : free_hops_) b += sizeof(f) + f.capacity() * sizeof(std::uint32_t);
-  b += (added_.capacity() + set_.capacity()) * sizeof(std::uint32_t);
-  b += (dirty_.capacity() + queue_.capacity() + fill_links_.capacity()) * sizeof(LinkId);
+  b += (added_.capacity() + set_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
+  b += (dirty_.capacity() + fill_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);
   b += changes_.capacity() * sizeof(RateChange) + heap_.memory_bytes();
   return b;
 }

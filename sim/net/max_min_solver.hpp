@@ -15,28 +15,48 @@
 // heap of those keys gives O((F h + L) log(F + L)) for F flows of h hops over L links. Ties are
 // broken by id, so the result does not depend on anything but the inputs.
 //
-// Incremental recomputation. After a flow starts or ends only some rates can move. A link is
-// saturated when its load reaches C_l (1 - 1e-9). The solver gathers a set A of flows:
+// Incremental recomputation. After flows start or end only some rates can move. The solver keeps,
+// besides the rates, each flow's bottleneck (the link whose filling froze it, or its cap) and each
+// link's level (the rate of the flows bottlenecked there). It then works on a set A of flows,
+// starting from the seeds:
 //   - every flow that started;
-//   - every flow on a saturated link that a flow ended on (its bottleneck may have loosened);
-//   - transitively, every flow on any saturated link crossed by a flow of A (a rate change there
-//     moves the share of every flow on that link).
-// Links of A that are not saturated keep their other flows ("outsiders") at their rates: A is
-// filled against the capacity the outsiders leave, rem_l = C_l - sum_{g not in A} r_g. The result
-// is the global max-min allocation unless a link l that was not saturated becomes a bottleneck of
-// A at level lambda while an outsider on it runs faster than lambda (it should yield); then l's
-// flows join A and the fill is redone. Outsiders keep valid bottlenecks: theirs are saturated
-// links, none of which A touches without taking all of their flows in. So:
-//   - a flow ending on links none of which is saturated changes no other rate (no other flow had
-//     its bottleneck there): no work beyond unlinking it;
-//   - a flow starting where its cap fits in what its links have left takes its cap: A = {it}.
-// The cost is that of the connected set of flows whose bottleneck can move, not of the network.
+//   - the flows bottlenecked on a saturated link a flow ended on (they may speed up). Flows on
+//     that link held elsewhere do not care; a flow ending on unsaturated links changes nothing.
+// A is filled against what the other flows ("outsiders", rates unchanged) leave:
+// rem_l = C_l - sum_{g not in A} r_g. The result is the global max-min allocation exactly when
+// every outsider still meets the condition above; on a link l of A's routes an outsider g fails
+// it in one of three ways, and each such g joins A before the fill is redone:
+//   (V1) l froze flows of A at level lambda and g runs faster than lambda (g must yield);
+//   (V2) g was bottlenecked on l and l is no longer saturated (g may speed up);
+//   (V3) g was bottlenecked on l and a flow of A now runs faster than g on l (g may take more).
+// Outsiders on links A does not cross keep their rates and their reasons, and A's own flows are
+// max-min within what is left, so when no outsider fails the allocation is the max-min one (up to
+// the tolerances below). A grows only where a rate really moves, so the work follows the flows
+// whose bottleneck moves, not the size of the network or of the saturated region: a flow that
+// starts where its cap fits takes it alone (|A| = 1), a flow that ends on unsaturated links costs
+// nothing but unlinking it.
+// Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
+// a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
+// bottlenecked there and no fill needs it. Such links (the fabric of a non-blocking network, most
+// PCIe and NVLink ports at moderate load) are cold: fills skip them and their load is not even
+// kept (it is summed from their flows when asked for, or when the link turns hot). Each flow keeps
+// a bit mask of its hot hops, updated when a link turns hot or cold (O(flows on it), at the add or
+// remove that crosses the threshold), so every pass of a solve touches only links that can bind.
 //
-// Floating point: rates and loads are doubles; a rate that changes by less than 1e-12 of itself
-// keeps its old value (no spurious completion-time updates); residuals are clamped at 0.
+// Floating point: rates and loads are doubles. A link is saturated when its load reaches
+// C_l (1 - 1e-9), and rates within a relative 1e-9 count as equal in the tests above; a rate that
+// changes by less than 1e-12 of itself keeps its old value (no spurious completion-time updates);
+// residuals are clamped at 0.
 //
-// Link statistics (bytes carried, busy time, saturated time) are integrated exactly between
-// changes: bytes += load x dt, with the clock the caller sets before each change.
+// Link statistics: busy time (at least one flow on the link) and saturated time (load at capacity)
+// are summed at their transitions, with the clock the caller sets before each change; bytes are
+// credited to every link of a flow's route when it leaves (the caller says how many it moved), so
+// a report of bytes in flight adds the moving flows' progress (FlowNetwork::link_usage does).
+//
+// Layout: one record per link holding what a solve reads and writes (capacity, load, level, the
+// scratch of the fill in progress) and one per flow, so that visiting a link or a flow touches one
+// or two cache lines; link membership lists and a flow's hops are flat arrays with positions both
+// ways, so adding or removing a flow is O(hops) with no search and no allocation once warm.
 
 #include <cstdint>
 #include <limits>
@@ -49,19 +69,27 @@
 namespace clustersim::sim {
 
 struct LinkUsage {
-  double bytes = 0;                 // carried since t = 0
-  std::int64_t busy_ps = 0;         // time with at least one flow on the link
-  std::int64_t saturated_ps = 0;    // time with the load at capacity
-  double load = 0;                  // bytes/s now
-  std::uint32_t flows = 0;          // flows on it now
-  std::uint32_t peak_flows = 0;     // most flows at once
+  double bytes = 0;               // moved over the link by flows that have left it
+  std::int64_t busy_ps = 0;       // time with at least one flow on the link
+  std::int64_t saturated_ps = 0;  // time with the load at capacity
+  double load = 0;                // bytes/s now
+  std::uint32_t flows = 0;        // flows on it now
+  std::uint32_t peak_flows = 0;   // most flows at once
 };
 
 struct SolverCounters {
-  std::uint64_t solves = 0;          // recomputations that had work to do
-  std::uint64_t flows_solved = 0;    // sum of |A| over fills
-  std::uint64_t fills = 0;           // progressive fills (>= solves: a fill is redone when A grows)
-  std::uint64_t rate_changes = 0;    // flows whose rate changed
+  std::uint64_t solves = 0;           // recomputations that had work to do
+  std::uint64_t alone = 0;            // of which: one started flow rated in one pass
+  std::uint64_t flows_solved = 0;     // sum of |A| over fills
+  std::uint64_t fills = 0;            // progressive fills (>= solves: a fill is redone when A grows)
+  std::uint64_t outsiders_added = 0;  // flows that joined A after a fill (V1 to V3)
+  std::uint64_t rate_changes = 0;     // flows whose rate changed
+};
+
+// A flow on a link, and which hop of its route the link is.
+struct LinkMember {
+  std::uint32_t flow;
+  std::uint32_t hop;
 };
 
 class MaxMinSolver {
@@ -78,8 +106,8 @@ class MaxMinSolver {
   // Puts `flow` (a slot number the caller chooses, dense, free) on its links; its rate is 0 until
   // the next solve. `cap` > 0, NO_CAP for none. A flow with no links must have a cap.
   void add_flow(std::uint32_t flow, std::span<const LinkId> route, double cap);
-  // Takes a flow off its links (started or not yet solved).
-  void remove_flow(std::uint32_t flow);
+  // Takes a flow off its links (started or not yet solved), crediting `bytes_moved` to each.
+  void remove_flow(std::uint32_t flow, double bytes_moved = 0);
   bool needs_solve() const { return !added_.empty() || !dirty_.empty(); }
 
   struct RateChange {
@@ -91,12 +119,13 @@ class MaxMinSolver {
   // next call), in the order they were gathered.
   std::span<const RateChange> solve();
 
-  double rate(std::uint32_t flow) const { return rate_[flow]; }
-  double capacity(LinkId l) const { return capacity_[l]; }
-  double load(LinkId l) const { return load_[l]; }
-  bool saturated(LinkId l) const { return load_[l] >= threshold_[l]; }
-  std::size_t link_count() const { return capacity_.size(); }
-  std::size_t flows_on(LinkId l) const { return members_[l].size(); }
+  double rate(std::uint32_t flow) const { return flows_[flow].rate; }
+  double capacity(LinkId l) const { return links_[l].capacity; }
+  double load(LinkId l) const;
+  bool saturated(LinkId l) const { return links_[l].hot && is_saturated(links_[l]); }
+  bool hot(LinkId l) const { return links_[l].hot; }
+  std::size_t link_count() const { return links_.size(); }
+  std::span<const LinkMember> flows_on(LinkId l) const { return members_[l]; }
   // Statistics of link l up to `now_ps` (>= the last time set).
   LinkUsage usage(LinkId l, std::int64_t now_ps) const;
   const SolverCounters& counters() const { return counters_; }
@@ -105,66 +134,92 @@ class MaxMinSolver {
 
  private:
   enum : std::uint8_t { FREE = 0, PENDING = 1, LIVE = 2 };
+  static constexpr std::uint32_t CAPPED = UINT32_MAX - 1;  // bottleneck: held by its own cap
+  static constexpr std::uint32_t UNSOLVED = UINT32_MAX;    // bottleneck: not rated yet
+  // Up to this many candidate links plus flows, a fill scans instead of using the heap.
+  static constexpr std::size_t LINEAR_FILL_LIMIT = 48;
+
+  struct Link {
+    double capacity = 0;
+    double threshold = 0;  // capacity (1 - tolerance): saturated at or above
+    double load = 0;
+    double level = 0;            // rate of the flows bottlenecked here (when bottlenecked > 0)
+    double potential = 0;        // sum of the potentials of the flows on the link
+    bool hot = false;            // potential >= threshold: the link may bind; load is kept
+    std::uint32_t bottlenecked = 0;
+    std::uint32_t fill_epoch = 0;  // the scratch below belongs to the fill with this epoch
+    // Scratch of one fill.
+    double rem = 0;         // capacity left for A's unfrozen flows
+    double capsum = 0;      // sum of the caps of A's flows on the link
+    double fill_level = 0;  // level at which the link froze flows of A (NO_CAP: none)
+    double a_max_rate = 0;  // fastest new rate of A on the link
+    std::uint32_t n = 0;     // A's unfrozen flows on the link
+    std::uint32_t in_a = 0;  // A's flows on the link
+    std::uint32_t a_bottlenecked = 0;  // A's flows whose old bottleneck is the link
+    bool saturated = false;            // as of the last change (for the saturated-time statistic)
+  };
+  struct LinkStats {
+    double bytes = 0;
+    std::int64_t busy_ps = 0;
+    std::int64_t busy_since = 0;
+    std::int64_t saturated_ps = 0;
+    std::int64_t saturated_since = 0;
+    std::uint32_t peak_flows = 0;
+  };
+  struct Flow {
+    double rate = 0;
+    double cap = NO_CAP;
+    double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
+    std::uint32_t hot_mask = 0;  // bit h: hop h's link is hot
+    double new_rate = 0;
+    std::uint32_t hop_begin = 0;
+    std::uint32_t bottleneck = UNSOLVED;
+    std::uint32_t new_bottleneck = UNSOLVED;
+    std::uint32_t in_set = 0;  // epoch at which the flow joined A
+    std::uint32_t frozen = 0;  // fill epoch at which the flow was frozen
+    std::uint8_t hop_count = 0;
+    std::uint8_t state = FREE;
+  };
   struct Hop {
     LinkId link;
     std::uint32_t pos;  // index in members_[link]
-  };
-  struct Member {
-    std::uint32_t flow;
-    std::uint32_t hop;  // index of the link in the flow's route
   };
   struct Key {
     double level;
     std::uint32_t id;
     bool operator<(const Key& o) const { return level < o.level || (level == o.level && id < o.id); }
   };
-  struct LinkAccount {
-    std::int64_t last_ps = 0;
-    std::int64_t busy_ps = 0;
-    std::int64_t saturated_ps = 0;
-    double bytes = 0;
-    std::uint32_t peak_flows = 0;
-  };
 
+  static bool is_saturated(const Link& k) { return k.load >= k.threshold; }
+  void turn_hot(LinkId l);
+  void turn_cold(LinkId l);
   void ensure_flow(std::uint32_t flow);
   std::uint32_t allocate_hops(std::size_t n);
-  void account(LinkId l);
+  void note_saturation(LinkId l);
   void gather(std::uint32_t flow);
-  void expand();
+  bool solve_alone(std::uint32_t flow);
   void fill();
   bool find_violations();
-  void freeze(std::uint32_t flow, double rate);
+  template <bool WITH_HEAP>
+  void freeze(std::uint32_t flow, double rate, std::uint32_t bottleneck);
+  template <bool WITH_HEAP>
+  void freeze_link(LinkId l, double level);
 
-  // Links.
-  std::vector<double> capacity_;
-  std::vector<double> threshold_;
-  std::vector<double> load_;
-  std::vector<std::vector<Member>> members_;
-  std::vector<LinkAccount> account_;
-  std::vector<std::uint32_t> expanded_;  // epoch at which the link's flows all joined A
-  std::vector<std::uint32_t> in_fill_;   // fill epoch at which rem_/n_ were set
-  std::vector<double> rem_;
-  std::vector<std::uint32_t> n_;
-  std::vector<double> level_;  // level at which the link froze flows in the last fill (+inf: none)
-
-  // Flows.
-  std::vector<double> rate_;
-  std::vector<double> cap_;
-  std::vector<double> new_rate_;
-  std::vector<std::uint32_t> hop_begin_;
-  std::vector<std::uint8_t> hop_count_;
-  std::vector<std::uint8_t> state_;
-  std::vector<std::uint32_t> in_set_;  // epoch at which the flow joined A
-  std::vector<std::uint32_t> frozen_;  // fill epoch at which the flow was frozen
+  std::vector<Link> links_;
+  std::vector<LinkStats> stats_;
+  std::vector<std::vector<LinkMember>> members_;
+  std::vector<Flow> flows_;
   std::vector<Hop> hops_;
   std::vector<std::vector<std::uint32_t>> free_hops_;  // free hop blocks by length
 
   // Work lists (kept between solves so that they allocate nothing once grown).
   std::vector<std::uint32_t> added_;
   std::vector<LinkId> dirty_;
-  std::vector<LinkId> queue_;
   std::vector<std::uint32_t> set_;
+  std::vector<std::uint32_t> violators_;
   std::vector<LinkId> fill_links_;
+  std::vector<LinkId> candidates_;  // fill links that may hold a flow of A back
+  std::vector<Key> caps_;           // caps of A's flows, ascending
   std::vector<RateChange> changes_;
   IndexedHeap<Key> heap_;  // ids: links, then flows (caps) at link_count() + flow
 

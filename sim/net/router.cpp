@@ -88,12 +88,9 @@ std::vector<LinkId> shortest_path_tree(const Topology& topology, VertexId src) {
   return entry;
 }
 
-Router::Router(const Topology& topology, RoutePolicy policy) : topology_(topology), policy_(policy) {}
-
-Duration Router::latency(const Route& route) const {
-  Duration d = Duration::zero();
-  for (LinkId l : route.links()) d += topology_.link(l).latency;
-  return d;
+Router::Router(const Topology& topology, RoutePolicy policy) : topology_(topology), policy_(policy) {
+  latency_ps_.reserve(topology.link_count());
+  for (const Link& l : topology.links()) latency_ps_.push_back(l.latency.picoseconds());
 }
 
 Bandwidth Router::bottleneck(const Route& route) const {

@@ -28,6 +28,7 @@
 // Routes between vertices outside the node layout (or on a hand-built topology) come from
 // Dijkstra as above, one shortest-path tree per source, cached.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -40,12 +41,18 @@ namespace clustersim::sim {
 
 enum class RoutePolicy { RAIL_ALIGNED, ECMP };
 
-// A route by value: up to MAX_HOPS link ids, no allocation.
+// A route by value: up to MAX_HOPS link ids, no allocation. Copies move only the links in use.
 class Route {
  public:
   static constexpr std::size_t MAX_HOPS = 32;
-  Route() = default;
+  Route() {}  // NOLINT: the unused tail of links_ stays uninitialized on purpose
   explicit Route(std::span<const LinkId> links) { append(links); }
+  Route(const Route& o) : size_(o.size_) { std::copy_n(o.links_.begin(), o.size_, links_.begin()); }
+  Route& operator=(const Route& o) {
+    size_ = o.size_;
+    std::copy_n(o.links_.begin(), o.size_, links_.begin());
+    return *this;
+  }
 
   std::span<const LinkId> links() const { return {links_.data(), size_}; }
   std::size_t size() const { return size_; }
@@ -57,8 +64,8 @@ class Route {
   friend bool operator==(const Route& a, const Route& b);
 
  private:
-  std::array<LinkId, MAX_HOPS> links_{};
   std::uint32_t size_ = 0;
+  std::array<LinkId, MAX_HOPS> links_;
 };
 
 class Router {
@@ -71,7 +78,11 @@ class Router {
   const Topology& topology() const { return topology_; }
 
   // Sum of the hop latencies of a route (what a flow pays before its bytes move).
-  Duration latency(const Route& route) const;
+  Duration latency(const Route& route) const {
+    std::int64_t ps = 0;
+    for (LinkId l : route.links()) ps += latency_ps_[l];
+    return Duration::ps(ps);
+  }
   // The narrowest link of a route (infinite for an empty route).
   Bandwidth bottleneck(const Route& route) const;
 
@@ -82,6 +93,7 @@ class Router {
 
   const Topology& topology_;
   RoutePolicy policy_;
+  std::vector<std::int64_t> latency_ps_;  // per link
   std::unordered_map<VertexId, std::vector<LinkId>> trees_;  // predecessor link per vertex, by source
 };
 

@@ -61,9 +61,11 @@ std::string Topology::describe_link(LinkId l) const {
          format_bandwidth(k.bandwidth) + ")";
 }
 
-const ClusterLayout& Topology::cluster() const {
-  if (!cluster_) throw std::logic_error("this topology was not built from a cluster description");
-  return *cluster_;
+void Topology::no_cluster() { throw std::logic_error("this topology was not built from a cluster description"); }
+
+void Topology::out_of_range(const char* what, int node, int index) const {
+  throw std::out_of_range(std::string(what) + " " + std::to_string(index) + " of node " + std::to_string(node) +
+                          " is out of range (" + std::to_string(cluster_->nodes) + " nodes)");
 }
 
 namespace {
@@ -76,20 +78,6 @@ void check_range(int value, int count, const char* what) {
 }
 
 }  // namespace
-
-VertexId Topology::gpu(int node, int local) const {
-  const ClusterLayout& c = cluster();
-  check_range(node, c.nodes, "node");
-  check_range(local, c.node.gpus, "GPU");
-  return c.vertex(node, c.node.gpu_vertex(local));
-}
-
-VertexId Topology::nic(int node, int index) const {
-  const ClusterLayout& c = cluster();
-  check_range(node, c.nodes, "node");
-  check_range(index, c.node.nics, "NIC");
-  return c.vertex(node, c.node.nic_vertex(index));
-}
 
 VertexId Topology::cpu_socket(int node, int socket) const {
   const ClusterLayout& c = cluster();

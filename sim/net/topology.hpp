@@ -74,10 +74,27 @@ class Topology {
 
   // Cluster structure (present for topologies built from a cluster description).
   bool has_cluster() const { return cluster_.has_value(); }
-  const ClusterLayout& cluster() const;  // std::logic_error when absent
+  const ClusterLayout& cluster() const {  // std::logic_error when absent
+    if (!cluster_) no_cluster();
+    return *cluster_;
+  }
   int nodes() const { return cluster().nodes; }
-  VertexId gpu(int node, int local) const;
-  VertexId nic(int node, int index) const;
+  VertexId gpu(int node, int local) const {
+    const ClusterLayout& c = cluster();
+    if (static_cast<unsigned>(node) >= static_cast<unsigned>(c.nodes) ||
+        static_cast<unsigned>(local) >= static_cast<unsigned>(c.node.gpus)) {
+      out_of_range("GPU", node, local);
+    }
+    return c.vertex(node, c.node.gpu_vertex(local));
+  }
+  VertexId nic(int node, int index) const {
+    const ClusterLayout& c = cluster();
+    if (static_cast<unsigned>(node) >= static_cast<unsigned>(c.nodes) ||
+        static_cast<unsigned>(index) >= static_cast<unsigned>(c.node.nics)) {
+      out_of_range("NIC", node, index);
+    }
+    return c.vertex(node, c.node.nic_vertex(index));
+  }
   VertexId cpu_socket(int node, int socket) const;
   VertexId host_memory(int node, int socket) const;
   VertexId pcie_switch(int node, int index) const;
@@ -91,6 +108,8 @@ class Topology {
 
  private:
   friend class TopologyBuilder;
+  [[noreturn]] static void no_cluster();
+  [[noreturn]] void out_of_range(const char* what, int node, int index) const;
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
   std::vector<std::uint32_t> out_offsets_;  // CSR of out_links_ by vertex

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <sstream>
+
+#include "reports/trace_check.hpp"
 
 #include "cli/app.hpp"
 #include "support/temp_dir.hpp"
@@ -94,4 +97,60 @@ TEST_CASE("simulate loads a scenario strictly: a misspelt key exits 2 naming it"
   CHECK(r.rc == 2);
   CHECK_THAT(r.err, Catch::Contains(file.string()) && Catch::Contains("/cluster/placment") &&
                         Catch::Contains("did you mean 'placement'"));
+}
+
+TEST_CASE("simulate prints the step in json with the contract's fields", "[unit][cli][step]") {
+  const auto scenario = (testing::source_dir() / "scenarios" / "default.json").string();
+  auto r = run({"simulate", scenario, "--format", "json"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"schema_version", "step_time_s", "tokens_per_step", "tokens_per_s", "mfu", "breakdown", "memory",
+                        "fits_in_memory", "uncertainty", "warnings", "comms", "bottleneck", "parameters"}) {
+    CHECK(j.contains(k));
+  }
+  for (const char* k : {"compute_s", "exposed_comm_s", "pipeline_bubble_s", "optimizer_s", "offload_s"}) {
+    CHECK(j["breakdown"].contains(k));
+  }
+  for (const char* k : {"peak_bytes", "weights_bytes", "gradients_bytes", "optimizer_state_bytes", "activations_bytes",
+                        "buffers_bytes"}) {
+    CHECK(j["memory"].contains(k));
+  }
+  CHECK(j["uncertainty"]["low_s"].get<double>() < j["step_time_s"].get<double>());
+  auto t = run({"simulate", scenario});
+  REQUIRE(t.rc == 0);
+  CHECK_THAT(t.out, Catch::Contains("Step time") && Catch::Contains("Where the time goes") && Catch::Contains("Memory"));
+}
+
+TEST_CASE("simulate --require-fit exits 2 when the layout does not fit", "[unit][cli][step]") {
+  testing::TempDir dir;
+  const auto file = dir.write("big.json", R"({"schema_version": 1, "name": "big", "model": {"preset": "llama3-70b"},
+    "training": {"seq_len": 4096, "micro_batch_size": 1, "global_batch_size": 4},
+    "parallelism": {"framework": "pytorch", "data": 4},
+    "cluster": {"system": "hgx-h200", "nodes": 1, "gpus_per_node": 4}})");
+  auto plain = run({"simulate", file.string(), "--format", "json", "--fidelity", "fast"});
+  REQUIRE(plain.rc == 0);
+  CHECK_FALSE(nlohmann::json::parse(plain.out)["fits_in_memory"].get<bool>());
+  auto strict = run({"simulate", file.string(), "--require-fit", "--fidelity", "fast"});
+  CHECK(strict.rc == 2);
+  CHECK_THAT(strict.err, Catch::Contains("big.json") && Catch::Contains("does not fit"));
+}
+
+TEST_CASE("simulate --trace writes a Perfetto trace the checker accepts", "[unit][cli][step]") {
+  testing::TempDir dir;
+  const auto trace = dir.path() / "step.json";
+  const auto scenario = (testing::source_dir() / "scenarios" / "llama3-70b-megatron-tp8pp4-p5-8n.json").string();
+  auto r = run({"simulate", scenario, "--trace", trace.string()});
+  REQUIRE(r.rc == 0);
+  std::ifstream in(trace);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(reports::check_chrome_trace(text.str()).empty());
+  const auto j = nlohmann::json::parse(text.str());
+  int flows = 0, stages = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s") ++flows;
+    if (e["ph"] == "M" && e["name"] == "process_name") ++stages;
+  }
+  CHECK(stages == 4);  // one process per pipeline stage
+  CHECK(flows > 0);    // pipeline sends and gradient collectives
 }

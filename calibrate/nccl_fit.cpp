@@ -1,0 +1,419 @@
+#include "calibrate/nccl_fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+#include "sim/nccl/nccl_parameters.hpp"
+
+namespace clustersim::calibrate {
+
+namespace {
+
+namespace nc = sim::nccl;
+using hardware::ProfileParameter;
+
+constexpr double kHuberDelta = 0.05;   // log units: 5%
+constexpr double kPriorWeight = 0.01;  // pull towards the fallback, per parameter
+constexpr double kSensitivity = 0.02;  // d log t / d log theta that makes a parameter identifiable
+constexpr double kStep = 0.02;         // finite-difference step in log units
+
+struct Config {
+  int nodes = 1;
+  int gpus = 1;
+  std::map<std::string, std::string> env;
+  bool operator<(const Config& o) const {
+    return std::tie(nodes, gpus, env) < std::tie(o.nodes, o.gpus, o.env);
+  }
+};
+
+struct Point {
+  int config = 0;
+  nc::CollectiveOp op = nc::CollectiveOp::ALL_REDUCE;
+  Bytes size;
+  double measured_us = 0;
+  int fold = 0;
+  std::string op_label;
+  std::string transport;
+};
+
+ProfileParameter::Kind kind_of(const std::string& name) {
+  if (name == "nccl.shm.bandwidth" || name == "nccl.ll.bandwidth" || name == "nccl.ll128.channel_bandwidth" ||
+      name == "nccl.simple.channel_bandwidth") {
+    return ProfileParameter::Kind::BANDWIDTH;
+  }
+  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead") return ProfileParameter::Kind::DURATION;
+  return ProfileParameter::Kind::RATIO;
+}
+
+std::string text_of(ProfileParameter::Kind k, double v) {
+  switch (k) {
+    case ProfileParameter::Kind::BANDWIDTH: return format_bandwidth(Bandwidth::bytes_per_second(v));
+    case ProfileParameter::Kind::DURATION: return format_duration(Duration::from_seconds(v));
+    default: return format_significant(v, 5);
+  }
+}
+
+class Problem {
+ public:
+  Problem(const hardware::Catalog& catalog, std::string system, std::string version)
+      : node_(hardware::resolve_node(catalog, system)), version_(std::move(version)) {}
+
+  int add_config(const Config& c) {
+    auto it = index_.find(c);
+    if (it != index_.end()) return it->second;
+    const int id = static_cast<int>(configs_.size());
+    configs_.push_back(c);
+    index_[c] = id;
+    return id;
+  }
+  void add_point(Point p) { points_.push_back(std::move(p)); }
+  std::vector<Point>& points() { return points_; }
+
+  std::unique_ptr<nc::CollectivePredictor> predictor(int config, const hardware::CalibrationProfile* profile) const {
+    nc::PredictorConfig cfg;
+    cfg.node = node_;
+    cfg.shape = {configs_[config].nodes, configs_[config].gpus};
+    cfg.env = configs_[config].env;
+    cfg.version = version_;
+    cfg.profile = profile;
+    return std::make_unique<nc::CollectivePredictor>(cfg);
+  }
+
+  // Fallback values of every parameter the points use.
+  std::map<std::string, double> fallbacks() const {
+    std::map<std::string, double> out;
+    for (std::size_t c = 0; c < configs_.size(); ++c) {
+      const auto p = predictor(static_cast<int>(c), nullptr);
+      for (const auto& [name, used] : p->parameters().used()) out.emplace(name, used.value);
+    }
+    return out;
+  }
+
+  // Log residuals of the selected points under the given parameter values.
+  Eigen::VectorXd residuals(const std::map<std::string, double>& values, const std::vector<int>& sel) const {
+    std::vector<ProfileParameter> params;
+    for (const auto& [name, v] : values) {
+      ProfileParameter p;
+      p.name = name;
+      p.kind = kind_of(name);
+      p.value = v;
+      p.text = text_of(p.kind, v);
+      params.push_back(p);
+    }
+    const auto profile = hardware::CalibrationProfile::from_parts("fit", {}, params, nlohmann::json::object());
+    std::vector<std::unique_ptr<nc::CollectivePredictor>> preds(configs_.size());
+    Eigen::VectorXd r(static_cast<Eigen::Index>(sel.size()));
+    for (std::size_t k = 0; k < sel.size(); ++k) {
+      const Point& pt = points_[sel[k]];
+      if (!preds[pt.config]) preds[pt.config] = predictor(pt.config, &profile);
+      const double t = preds[pt.config]->predict(pt.op, pt.size).time.microseconds();
+      r(static_cast<Eigen::Index>(k)) = std::log(t) - std::log(pt.measured_us);
+    }
+    return r;
+  }
+
+ private:
+  hardware::NodeSpec node_;
+  std::string version_;
+  std::vector<Config> configs_;
+  std::map<Config, int> index_;
+  std::vector<Point> points_;
+};
+
+struct FitResult {
+  std::map<std::string, double> values;
+  std::map<std::string, double> uncertainty;
+  std::vector<std::string> fitted;
+  int iterations = 0;
+  double rms_before = 0, rms_after = 0;
+};
+
+double huber_weight(double r) { return std::fabs(r) <= kHuberDelta ? 1.0 : kHuberDelta / std::fabs(r); }
+
+double rms(const Eigen::VectorXd& r) { return r.size() == 0 ? 0.0 : std::sqrt(r.squaredNorm() / r.size()); }
+
+FitResult fit(const Problem& prob, const std::map<std::string, double>& fallbacks, const std::vector<int>& sel) {
+  FitResult out;
+  out.values = fallbacks;
+  const Eigen::VectorXd r0 = prob.residuals(fallbacks, sel);
+  out.rms_before = rms(r0);
+  // Identifiable parameters: those that move some prediction.
+  for (const auto& [name, v] : fallbacks) {
+    if (v <= 0) continue;
+    auto trial = fallbacks;
+    trial[name] = v * std::exp(kStep);
+    const Eigen::VectorXd r1 = prob.residuals(trial, sel);
+    if (((r1 - r0) / kStep).cwiseAbs().maxCoeff() > kSensitivity) out.fitted.push_back(name);
+  }
+  const int m = static_cast<int>(out.fitted.size());
+  const int n = static_cast<int>(sel.size());
+  Eigen::VectorXd phi0(m), phi(m);
+  for (int j = 0; j < m; ++j) phi0(j) = phi(j) = std::log(fallbacks.at(out.fitted[j]));
+  auto values_of = [&](const Eigen::VectorXd& x) {
+    auto v = fallbacks;
+    for (int j = 0; j < m; ++j) v[out.fitted[j]] = std::exp(x(j));
+    return v;
+  };
+  auto cost = [&](const Eigen::VectorXd& r, const Eigen::VectorXd& x) {
+    double c = 0;
+    for (int i = 0; i < r.size(); ++i) {
+      const double a = std::fabs(r(i));
+      c += a <= kHuberDelta ? 0.5 * a * a : kHuberDelta * (a - 0.5 * kHuberDelta);
+    }
+    return c + 0.5 * kPriorWeight * (x - phi0).squaredNorm();
+  };
+  Eigen::VectorXd r = r0;
+  double lambda = 1e-2;
+  Eigen::MatrixXd jac(n, m);
+  Eigen::VectorXd w(n);
+  for (int it = 0; it < 30 && m > 0; ++it) {
+    out.iterations = it + 1;
+    for (int j = 0; j < m; ++j) {
+      Eigen::VectorXd x = phi;
+      x(j) += kStep;
+      jac.col(j) = (prob.residuals(values_of(x), sel) - r) / kStep;
+    }
+    for (int i = 0; i < n; ++i) w(i) = huber_weight(r(i));
+    const Eigen::MatrixXd jtwj = jac.transpose() * w.asDiagonal() * jac;
+    const Eigen::VectorXd grad = jac.transpose() * w.asDiagonal() * r + kPriorWeight * (phi - phi0);
+    bool improved = false;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      Eigen::MatrixXd a = jtwj + kPriorWeight * Eigen::MatrixXd::Identity(m, m);
+      a.diagonal() += lambda * jtwj.diagonal().cwiseMax(1e-9);
+      const Eigen::VectorXd step = a.ldlt().solve(-grad);
+      const Eigen::VectorXd x = phi + step.cwiseMax(-2.0).cwiseMin(2.0);
+      const Eigen::VectorXd rx = prob.residuals(values_of(x), sel);
+      if (cost(rx, x) < cost(r, phi)) {
+        const double moved = (x - phi).cwiseAbs().maxCoeff();
+        phi = x;
+        r = rx;
+        lambda = std::max(1e-6, lambda / 3);
+        improved = true;
+        if (moved < 1e-4) it = 1000;
+        break;
+      }
+      lambda *= 4;
+    }
+    if (!improved) break;
+  }
+  out.values = values_of(phi);
+  out.rms_after = rms(r);
+  // Uncertainties from the weighted normal matrix at the solution.
+  if (m > 0 && n > m) {
+    for (int i = 0; i < n; ++i) w(i) = huber_weight(r(i));
+    double s2 = 0;
+    for (int i = 0; i < n; ++i) s2 += w(i) * r(i) * r(i);
+    s2 /= (n - m);
+    const Eigen::MatrixXd cov =
+        (jac.transpose() * w.asDiagonal() * jac + kPriorWeight * Eigen::MatrixXd::Identity(m, m)).inverse() * s2;
+    for (int j = 0; j < m; ++j) out.uncertainty[out.fitted[j]] = std::sqrt(std::max(0.0, cov(j, j)));
+  }
+  return out;
+}
+
+std::string system_from(const nlohmann::json& results, const hardware::Catalog& catalog) {
+  const auto env = results.find("environment");
+  if (env == results.end() || !env->is_object()) {
+    throw InputError("", "/environment", "expected the environment of the run (instance_type or gpu_name)");
+  }
+  if (auto it = env->find("instance_type"); it != env->end() && it->is_string() && catalog.has_instance(it->get<std::string>())) {
+    return it->get<std::string>();
+  }
+  const auto gn = env->find("gpu_name");
+  if (gn == env->end() || !gn->is_string()) {
+    throw InputError("", "/environment/gpu_name", "expected a GPU name when the instance type is not in the catalog");
+  }
+  std::string name = gn->get<std::string>();
+  if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
+  const std::string token = name.substr(0, name.find(' '));
+  for (const auto& [sys_name, sys] : catalog.systems()) {
+    if (sys.gpu.rfind(token, 0) == 0) return sys_name;
+  }
+  throw InputError("", "/environment/gpu_name", "no catalog system has a GPU named like '" + gn->get<std::string>() + "'");
+}
+
+}  // namespace
+
+nlohmann::json FitReport::to_json() const {
+  nlohmann::json j;
+  j["system"] = system;
+  j["points"] = points;
+  j["iterations"] = iterations;
+  j["rms_log_residual_before"] = rms_log_residual_before;
+  j["rms_log_residual_after"] = rms_log_residual_after;
+  nlohmann::json ps = nlohmann::json::array();
+  for (const auto& p : parameters) {
+    ps.push_back({{"name", p.name}, {"fallback", p.fallback}, {"value", p.value}, {"uncertainty", p.uncertainty}});
+  }
+  j["parameters"] = ps;
+  nlohmann::json cv = nlohmann::json::array();
+  for (const auto& c : cross_validation) {
+    cv.push_back({{"op", c.op},
+                  {"transport", c.transport},
+                  {"points", c.points},
+                  {"median_abs_error", c.median_abs_error},
+                  {"worst_abs_error", c.worst_abs_error}});
+  }
+  j["cross_validation"] = cv;
+  j["notes"] = notes;
+  return j;
+}
+
+std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results, FitReport& report) {
+  const hardware::Catalog catalog = hardware::Catalog::load();
+  return fit_nccl_parameters(results, report, catalog, system_from(results, catalog));
+}
+
+std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results, FitReport& report,
+                                                  const hardware::Catalog& catalog, const std::string& system) {
+  report = FitReport{};
+  report.system = system;
+  std::string version = "2.28";
+  if (auto env = results.find("environment"); env != results.end() && env->contains("nccl_version") &&
+                                                 (*env)["nccl_version"].is_string()) {
+    const std::string v = (*env)["nccl_version"].get<std::string>();
+    try {
+      version = nc::NcclVersion::builtin(v).name;
+    } catch (const InputError&) {
+      report.notes.push_back("no table for NCCL " + v + "; using " + version);
+    }
+  }
+  Problem prob(catalog, system, version);
+  const ValueReader root(results, "results", "");
+  ObjectReader o = root.as_object();
+  // Collectives.
+  if (auto colls = o.maybe("collectives")) {
+    for (const ValueReader& c : colls->as_array()) {
+      ObjectReader e = c.as_object();
+      Config cfg;
+      cfg.nodes = static_cast<int>(e.at("nodes").as_int({.min = 1}));
+      cfg.gpus = static_cast<int>(e.at("gpus_per_node").as_int({.min = 1}));
+      if (auto env = e.maybe("env")) {
+        env->read_object([&](ObjectReader& m) {
+          for (const auto& k : m.keys()) cfg.env[k] = m.at(k).as_string();
+        });
+      }
+      const std::string opname = e.at("op").as_string();
+      const auto op = nc::parse_op(opname);
+      if (!op) e.at("op").fail("a collective name");
+      const int id = prob.add_config(cfg);
+      int index = 0;
+      for (const ValueReader& pv : e.at("points").as_array()) {
+        ObjectReader pt = pv.as_object();
+        Point p;
+        p.config = id;
+        p.op = *op;
+        p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 1}));
+        p.measured_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
+        p.fold = index++ % 2;
+        p.op_label = opname;
+        prob.add_point(p);
+      }
+    }
+  }
+  // P2P pairs as send/recv between two GPUs.
+  if (auto p2p = o.maybe("p2p")) {
+    for (const ValueReader& c : p2p->as_array()) {
+      ObjectReader e = c.as_object();
+      const std::string mode = e.at("mode").as_choice({"nccl_p2p_write", "nccl_p2p_read", "nccl_shm", "cuda_memcpy_peer"});
+      if (mode == "cuda_memcpy_peer") {
+        report.notes.push_back("cuda_memcpy_peer points are not NCCL transfers; skipped");
+        continue;
+      }
+      Config cfg;
+      cfg.nodes = 1;
+      cfg.gpus = 2;
+      cfg.env = mode == "nccl_shm" ? std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}}
+                : mode == "nccl_p2p_read" ? std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "1"}}
+                                           : std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "0"}};
+      const int id = prob.add_config(cfg);
+      int index = 0;
+      for (const ValueReader& pv : e.at("points").as_array()) {
+        ObjectReader pt = pv.as_object();
+        Point p;
+        p.config = id;
+        p.op = nc::CollectiveOp::SENDRECV;
+        p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 1}));
+        p.measured_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
+        p.fold = index++ % 2;
+        p.op_label = "p2p";
+        prob.add_point(p);
+      }
+    }
+  }
+  auto& points = prob.points();
+  if (points.empty()) throw InputError("", "/collectives", "expected measured points to fit");
+  // Transport labels for the report.
+  {
+    std::map<int, std::string> label;
+    for (auto& p : points) {
+      if (label.find(p.config) == label.end()) {
+        const auto pred = prob.predictor(p.config, nullptr);
+        label[p.config] = pred->system().nodes() > 1 ? pred->inter_transport() : pred->intra_transport();
+      }
+      p.transport = label[p.config];
+    }
+  }
+  report.points = static_cast<int>(points.size());
+  const auto fallbacks = prob.fallbacks();
+  std::vector<int> all(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) all[i] = static_cast<int>(i);
+  const FitResult full = fit(prob, fallbacks, all);
+  report.iterations = full.iterations;
+  report.rms_log_residual_before = full.rms_before;
+  report.rms_log_residual_after = full.rms_after;
+
+  // Cross-validation: fit on one fold, predict the other.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> errors;
+  for (int f = 0; f < 2; ++f) {
+    std::vector<int> train, test;
+    for (std::size_t i = 0; i < points.size(); ++i) (points[i].fold == f ? test : train).push_back(static_cast<int>(i));
+    if (train.empty() || test.empty()) continue;
+    const FitResult part = fit(prob, fallbacks, train);
+    const Eigen::VectorXd r = prob.residuals(part.values, test);
+    for (std::size_t k = 0; k < test.size(); ++k) {
+      const Point& p = points[test[k]];
+      errors[{p.op_label, p.transport}].push_back(std::fabs(std::exp(r(static_cast<Eigen::Index>(k))) - 1));
+    }
+  }
+  for (auto& [key, e] : errors) {
+    std::sort(e.begin(), e.end());
+    CrossValidationEntry c;
+    c.op = key.first;
+    c.transport = key.second;
+    c.points = static_cast<int>(e.size());
+    const std::size_t n = e.size();
+    c.median_abs_error = n % 2 == 1 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+    c.worst_abs_error = e.back();
+    report.cross_validation.push_back(c);
+  }
+
+  std::vector<ProfileParameter> out;
+  for (const std::string& name : full.fitted) {
+    ProfileParameter p;
+    p.name = name;
+    p.kind = kind_of(name);
+    p.value = full.values.at(name);
+    p.text = text_of(p.kind, p.value);
+    const auto u = full.uncertainty.find(name);
+    p.uncertainty = u == full.uncertainty.end() ? 0.1 : std::max(0.005, u->second);
+    p.samples = report.points;
+    out.push_back(p);
+    report.parameters.push_back({name, fallbacks.at(name), p.value, p.uncertainty});
+  }
+  for (const auto& [name, v] : fallbacks) {
+    if (std::find(full.fitted.begin(), full.fitted.end(), name) == full.fitted.end()) {
+      report.notes.push_back(name + " not identifiable from these points; keeps its fallback");
+    }
+  }
+  return out;
+}
+
+}  // namespace clustersim::calibrate

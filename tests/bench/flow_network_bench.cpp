@@ -1,0 +1,154 @@
+// Speed of the flow network: flow completions per second with N flows kept in flight on a
+// 128-node p5.48xlarge cluster (1,024 H100, 4,096 EFA devices), one core.
+//
+// Traffic (a closed loop: every completion starts one new flow, so N flows are always in flight,
+// counting those still in their start latency):
+//   - source: a GPU drawn uniformly from the 1,024;
+//   - 70 % intra-node (a ring over 8 GPUs per node makes 7 of its 8 hops on NVLink): destination
+//     another GPU of the same node, uniformly; rate cap = the GPU's NVLink bandwidth / 16 x U(0.5,
+//     1) (one of 16 NCCL channels sharing the NVLink ports, at 50 to 100 % of its share:
+//     14 to 28 GB/s on H100);
+//   - 30 % inter-node, rail-aligned: the same GPU index on another node drawn uniformly, through
+//     one of the GPU's 4 EFA devices drawn uniformly (the path hint, as an NCCL channel picks its
+//     NIC); rate cap = the NIC's bandwidth x U(0.5, 0.97) (one NET channel reaching 50 to 97 % of
+//     its 12.5 GB/s device);
+//   - size: log-uniform from 32 KiB to 8 MiB (NCCL slices and chunks), so completions spread in
+//     time instead of coinciding;
+//   - start latency from the route (15 us EFA plus 2 x 1 us through the spine between leaves;
+//     NVLink hops 0 by default), during which the flow counts as in flight.
+// Caps come from the catalog's figures for the node, not from constants. Flows are started by
+// source and destination, so every start pays for routing. Nothing is tuned to the solver: the
+// loads follow from the caps and N. At N = 1,000 about one flow per GPU, links rarely full; at
+// 10,000 about 7 NVLink and 3 EFA flows per GPU, a sixth of the EFA devices carrying two or more
+// flows whose caps overfill them; at 100,000 every NVLink port and every EFA device is full.
+//
+// Reported: items per second = flow completions per second of wall time (state.SetItemsProcessed);
+// counters: the simulated time covered per wall second, the work of the max-min solver per
+// completion (flows re-filled, rate changes), and the memory per simulated GPU: bytes allocated
+// by the topology (graph, tables) and by the flow state (network + solver) at N flows, measured
+// with mallinfo2 around their construction, divided by 1,024.
+
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "hardware/catalog.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/net/cluster_topology.hpp"
+#include "sim/net/flow_network.hpp"
+
+namespace {
+
+using namespace clustersim;
+using namespace clustersim::sim;
+
+constexpr int NODES = 128;
+
+std::size_t heap_in_use() { return mallinfo2().uordblks; }
+
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : s_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  int below(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
+
+ private:
+  std::uint64_t s_;
+};
+
+class ClosedLoop : public FlowHandler {
+ public:
+  ClosedLoop(FlowNetwork& net, const hardware::NodeSpec& node)
+      : net_(net),
+        topo_(net.topology()),
+        nvlink_channel_(node.nvlink_per_gpu() / 16),
+        nic_(node.instance->network.nic_bandwidth.value),
+        gpus_(node.gpus()),
+        nics_per_gpu_(node.nics() / node.gpus()) {}
+
+  void start_one() {
+    const int node = rng_.below(NODES);
+    const int gpu = rng_.below(gpus_);
+    // log-uniform 32 KiB .. 8 MiB
+    const auto bytes = Bytes::of(static_cast<std::int64_t>(32768.0 * std::exp2(8.0 * rng_.uniform())));
+    FlowOptions o;
+    if (rng_.uniform() < 0.7) {
+      const int other = (gpu + 1 + rng_.below(gpus_ - 1)) % gpus_;
+      o.rate_cap = nvlink_channel_ * (0.5 + 0.5 * rng_.uniform());
+      net_.transfer(topo_.gpu(node, gpu), topo_.gpu(node, other), bytes, *this, o);
+    } else {
+      const int other = (node + 1 + rng_.below(NODES - 1)) % NODES;
+      o.rate_cap = nic_ * (0.5 + 0.47 * rng_.uniform());
+      o.path_hint = static_cast<std::uint32_t>(rng_.below(nics_per_gpu_));
+      net_.transfer(topo_.gpu(node, gpu), topo_.gpu(other, gpu), bytes, *this, o);
+    }
+  }
+
+  void on_flow_complete(const FlowCompletion& /*done*/) override {
+    ++completions_;
+    start_one();
+  }
+
+  std::uint64_t completions() const { return completions_; }
+
+ private:
+  FlowNetwork& net_;
+  const Topology& topo_;
+  Bandwidth nvlink_channel_;
+  Bandwidth nic_;
+  int gpus_;
+  int nics_per_gpu_;
+  Rng rng_{20261121};
+  std::uint64_t completions_ = 0;
+};
+
+void BM_FlowNetwork(benchmark::State& state) {
+  const auto in_flight = static_cast<std::size_t>(state.range(0));
+  const hardware::Catalog catalog = hardware::Catalog::load();
+  ClusterConfig config;
+  config.node = hardware::resolve_node(catalog, "p5.48xlarge");
+  config.nodes = NODES;
+
+  const std::size_t before_topology = heap_in_use();
+  const Topology topology = build_topology(catalog, config);
+  const std::size_t topology_bytes = heap_in_use() - before_topology;
+
+  const std::size_t before_flows = heap_in_use();
+  Simulation sim;
+  FlowNetwork net(sim, topology);
+  ClosedLoop loop(net, config.node);
+  for (std::size_t i = 0; i < in_flight; ++i) loop.start_one();
+  // Warm up: replace every initial flow about once, so that the state is the loop's steady state.
+  while (loop.completions() < in_flight) sim.step();
+  const std::size_t flow_bytes = heap_in_use() - before_flows;
+
+  constexpr std::uint64_t BATCH = 2000;
+  const std::uint64_t first = loop.completions();
+  const TimePoint t0 = sim.now();
+  const SolverCounters c0 = net.solver_counters();
+  for (auto _ : state) {
+    const std::uint64_t target = loop.completions() + BATCH;
+    while (loop.completions() < target) sim.step();
+  }
+  const auto done = static_cast<double>(loop.completions() - first);
+  state.SetItemsProcessed(static_cast<std::int64_t>(done));
+  const SolverCounters& c1 = net.solver_counters();
+  const double gpus = NODES * config.node.gpus();
+  state.counters["sim_us"] = benchmark::Counter((sim.now() - t0).microseconds());
+  state.counters["filled/compl"] = static_cast<double>(c1.flows_solved - c0.flows_solved) / done;
+  state.counters["rerated/compl"] = static_cast<double>(c1.rate_changes - c0.rate_changes) / done;
+  state.counters["topo_B/GPU"] = static_cast<double>(topology_bytes) / gpus;
+  state.counters["flows_B/GPU"] = static_cast<double>(flow_bytes) / gpus;
+  if (net.flows_in_flight() != in_flight) state.SkipWithError("the loop lost flows");
+}
+BENCHMARK(BM_FlowNetwork)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,105 @@
+// `clustersim collective` and `clustersim validate collectives`: the contract of DESIGN.md.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/app.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace clustersim;
+
+namespace {
+struct Result {
+  int rc;
+  std::string out, err;
+};
+Result run(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int rc = cli::run(args, out, err);
+  return {rc, out.str(), err.str()};
+}
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+}  // namespace
+
+TEST_CASE("collective --format csv has the contract's columns, one row per size", "[unit][cli][nccl]") {
+  const Result r = run({"collective", "--op", "all_reduce", "--system", "hgx-h200", "--gpus", "4", "-b", "8", "-e", "8G",
+                        "-f", "2", "--format", "csv"});
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::StartsWith("size_bytes,time_us,algbw_GBps,busbw_GBps,algo,proto,channels\n"));
+  // 8 B to 8 GiB doubling: 2^3 .. 2^33, 31 sizes, plus the header.
+  CHECK(lines(r.out) == 32);
+}
+
+TEST_CASE("collective --format table looks like nccl-tests; json carries points and provenance", "[unit][cli][nccl]") {
+  const Result t = run({"collective", "--op", "all_gather", "--system", "p5.48xlarge", "--nodes", "2", "-b", "1M", "-e", "4M",
+                        "-f", "2"});
+  REQUIRE(t.rc == 0);
+  CHECK_THAT(t.out, Catch::Contains("(elements)") && Catch::Contains("busbw") && Catch::Contains("NET/Libfabric/0/GDRDMA"));
+  const Result j = run({"collective", "--op", "alltoall", "--system", "dgx-h100", "--nodes", "2", "-b", "64M", "-e", "64M",
+                        "--format", "json"});
+  REQUIRE(j.rc == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  // 2 nodes x 8 GPUs.
+  CHECK(doc.at("nranks") == 16);
+  CHECK(doc.at("points").size() == 1);
+  CHECK(doc.at("calibrated") == false);
+  CHECK_FALSE(doc.at("parameters").empty());
+}
+
+TEST_CASE("collective falls back the way NCCL does and says which algorithm ran", "[unit][cli][nccl]") {
+  const Result r = run({"collective", "--op", "all_reduce", "--system", "hgx-a100", "--algo", "nvls", "-b", "1G", "-e",
+                        "1G", "--format", "table"});
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("NCCL_ALGO=NVLS leaves no algorithm") && Catch::Contains(" ring "));
+  const Result pat = run({"collective", "--op", "all_gather", "--system", "p5.48xlarge", "--nodes", "4", "--algo", "pat",
+                          "-b", "1M", "-e", "1M"});
+  REQUIRE(pat.rc == 0);
+  CHECK_THAT(pat.out, Catch::Contains("leaves no algorithm") && Catch::Contains(" ring "));
+}
+
+TEST_CASE("collective rejects bad input with exit 2 and the expectation", "[unit][cli][nccl]") {
+  auto bad = [](std::vector<std::string> args, const std::string& needle) {
+    const Result r = run(args);
+    CHECK(r.rc == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::Contains(needle));
+  };
+  bad({"collective", "--op", "allsum", "--system", "hgx-h100"}, "all_reduce");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "--gpus", "16"}, "1 to 8");
+  bad({"collective", "--op", "all_reduce", "--system", "no-such-box"}, "--system");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1G", "-e", "1M"}, "-e");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1T", "-e", "1T"}, "GPU memory");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "--env", "NCCL_ALGO=Rnig"}, "NCCL_ALGO");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "--env", "NCCL_ALGO"}, "NAME=VALUE");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1M", "-e", "8M", "-i", "0"}, "-i");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1", "-e", "8G", "-i", "1"}, "at most");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "--nccl-version", "1.0"}, "2.28");
+}
+
+TEST_CASE("validate collectives prints every published set and reads results JSON", "[unit][cli][nccl]") {
+  const Result r = run({"validate", "collectives"});
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("azure-nd-a100-v4-allreduce") && Catch::Contains("p5-alltoall-2-to-32-nodes") &&
+                        Catch::Contains("hgx-h100-ib-allreduce-2-nodes") && Catch::Contains("median"));
+  testing::TempDir dir;
+  const auto results = dir.write("h200.json", R"({
+    "schema_version": 1, "kind": "clustersim-calibration-results",
+    "tool": {"name": "nccl-tests", "version": "2.16.9", "command": "all_reduce_perf -b 1M -e 1G -f 32"},
+    "environment": {"gpu_name": "NVIDIA H200", "gpu_count": 4, "nccl_version": "2.28.9", "instance_type": null},
+    "collectives": [{"op": "all_reduce", "nodes": 1, "gpus_per_node": 4, "nranks": 4, "algo": "auto", "proto": "auto",
+      "channels": null, "env": {"NCCL_NVLS_ENABLE": "0"}, "dtype": "float", "redop": "sum", "root": 0, "in_place": false,
+      "warmup_iters": 5, "iters": 20,
+      "points": [{"size_bytes": 1048576, "count": 262144, "time_us": 20.0, "algbw_GBps": 52.4, "busbw_GBps": 78.6, "errors": 0},
+                 {"size_bytes": 1073741824, "count": 268435456, "time_us": 4000.0, "algbw_GBps": 268.4, "busbw_GBps": 402.6, "errors": 0}]}]
+  })");
+  const Result v = run({"validate", "collectives", "--results", results.string(), "--system", "hgx-h200", "--format", "json"});
+  REQUIRE(v.rc == 0);
+  const auto doc = nlohmann::json::parse(v.out);
+  const auto& last = doc.at("sets").back();
+  CHECK(last.at("points").size() == 2);
+  CHECK(last.at("nccl_version") == "2.28.9");
+  // Without --system and without an instance type the results name no catalog system.
+  CHECK(run({"validate", "collectives", "--results", results.string()}).rc == 2);
+}

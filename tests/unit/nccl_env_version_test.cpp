@@ -1,0 +1,88 @@
+// NCCL_* variables parsed as NCCL parses them, and the release tables.
+
+#include <catch2/catch.hpp>
+
+#include "hardware/errors.hpp"
+#include "sim/nccl/nccl_env.hpp"
+#include "sim/nccl/nccl_version.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+TEST_CASE("NCCL_ALGO and NCCL_PROTO follow NCCL's parseList", "[unit][nccl]") {
+  SECTION("a plain list enables only its elements, for every function") {
+    const NcclEnv e = NcclEnv::parse({{"NCCL_ALGO", "Ring,Tree"}});
+    CHECK(e.algo.allows(CollectiveOp::ALL_REDUCE, static_cast<int>(Algorithm::RING)));
+    CHECK(e.algo.allows(CollectiveOp::BROADCAST, static_cast<int>(Algorithm::TREE)));
+    CHECK_FALSE(e.algo.allows(CollectiveOp::ALL_REDUCE, static_cast<int>(Algorithm::NVLS)));
+  }
+  SECTION("a caret disables its elements") {
+    const NcclEnv e = NcclEnv::parse({{"NCCL_PROTO", "^LL128"}});
+    CHECK(e.proto.allows(CollectiveOp::ALL_REDUCE, static_cast<int>(Protocol::LL)));
+    CHECK_FALSE(e.proto.allows(CollectiveOp::ALL_REDUCE, static_cast<int>(Protocol::LL128)));
+  }
+  SECTION("per-function entries (2.24+ syntax) change only their function") {
+    const NcclEnv e = NcclEnv::parse({{"NCCL_ALGO", "ring;allreduce:tree"}});
+    CHECK(e.algo.allows(CollectiveOp::ALL_REDUCE, static_cast<int>(Algorithm::TREE)));
+    CHECK_FALSE(e.algo.allows(CollectiveOp::ALL_REDUCE, static_cast<int>(Algorithm::RING)));
+    CHECK(e.algo.allows(CollectiveOp::ALL_GATHER, static_cast<int>(Algorithm::RING)));
+  }
+  SECTION("an unknown word is an error naming the variable and the choices") {
+    try {
+      NcclEnv::parse({{"NCCL_ALGO", "Rnig"}});
+      FAIL("expected an InputError");
+    } catch (const InputError& err) {
+      CHECK_THAT(err.what(), Catch::Contains("NCCL_ALGO=Rnig") && Catch::Contains("Ring"));
+    }
+  }
+  SECTION("entries after the first need a function prefix") {
+    CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_ALGO", "ring;tree"}}), InputError);
+  }
+}
+
+TEST_CASE("P2P and GDR levels follow ncclGetLevel", "[unit][nccl]") {
+  CHECK(NcclEnv::parse({{"NCCL_P2P_LEVEL", "NVL"}}).p2p_level == PathType::NVL);
+  // Old numbering: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and 5 SYS (paths.cc levelsOldToNew).
+  CHECK(NcclEnv::parse({{"NCCL_P2P_LEVEL", "3"}}).p2p_level == PathType::PHB);
+  CHECK(NcclEnv::parse({{"NCCL_P2P_LEVEL", "9"}}).p2p_level == PathType::SYS);
+  // NCCL_P2P_DISABLE=1 wins over NCCL_P2P_LEVEL: level LOC, no P2P between two GPUs.
+  CHECK(NcclEnv::parse({{"NCCL_P2P_DISABLE", "1"}, {"NCCL_P2P_LEVEL", "SYS"}}).p2p_level == PathType::LOC);
+  CHECK(NcclEnv::parse({{"NCCL_NET_GDR_LEVEL", "PHB"}}).net_gdr_level == PathType::PHB);
+  CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_P2P_LEVEL", "nvl"}}), InputError);  // NCCL compares case-sensitively
+}
+
+TEST_CASE("numeric variables are checked; unknown NCCL names are kept as unknown", "[unit][nccl]") {
+  const NcclEnv e = NcclEnv::parse(
+      {{"NCCL_MAX_NCHANNELS", "4"}, {"NCCL_BUFFSIZE", "8388608"}, {"NCCL_DEBUG", "INFO"}, {"NCCL_P2P_DIRECT_READ", "0"}});
+  CHECK(e.max_nchannels == 4);
+  CHECK(e.buffsize == Bytes::mib(8));
+  CHECK(e.ignored == std::vector<std::string>{"NCCL_DEBUG"});
+  CHECK(e.unknown == std::vector<std::string>{"NCCL_P2P_DIRECT_READ"});
+  CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_MAX_NCHANNELS", "0"}}), InputError);
+  CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_NVLS_ENABLE", "yes"}}), InputError);
+  CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_BUFFSIZE", "-1"}}), InputError);
+}
+
+TEST_CASE("release tables load by name and alias", "[unit][nccl]") {
+  const auto list = NcclVersion::builtin_list();
+  REQUIRE(list.size() == 5);
+  const NcclVersion v228 = NcclVersion::builtin("2.28");
+  CHECK(v228.name == "2.28.9");
+  // NCCL 2.28 tuning.cc hwLatencies[NVLINK][Ring][Simple] = 3.4 us; baseLatencies[Ring][LL] = 6.6 us.
+  CHECK(v228.tuner.hw_latency_us[0][1][2] == Approx(3.4));
+  CHECK(v228.tuner.base_latency_us[1][0] == Approx(6.6));
+  // device.h MAXCHANNELS 64 (2.26+), 32 before; topo.h SM90_NVLINK_BW 20.6 (2.20+), 20.0 in 2.18.
+  CHECK(v228.device.max_channels == 64);
+  const NcclVersion v218 = NcclVersion::builtin("2.18.5");
+  CHECK(v218.device.max_channels == 32);
+  CHECK(v218.topology.nvlink_per_link(90).gigabytes_per_second() == Approx(20.0));
+  CHECK(v228.topology.nvlink_per_link(90).gigabytes_per_second() == Approx(20.6));
+  // LL buffer: 8 lines/thread x 512 threads x 8 steps x 16 B = 512 KiB (init.cc DEFAULT_LL_BUFFSIZE).
+  CHECK(v228.device.buffsize[0] == Bytes::kib(512));
+  try {
+    NcclVersion::builtin("2.99");
+    FAIL("expected an InputError");
+  } catch (const InputError& err) {
+    CHECK_THAT(err.what(), Catch::Contains("2.28.9") && Catch::Contains("2.18.5"));
+  }
+}

@@ -1,0 +1,74 @@
+// The step program's analytic pass on programs small enough to time by hand.
+
+#include <catch2/catch.hpp>
+
+#include "sim/nccl/step_program.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+namespace {
+
+Hop hop(double gbps, double latency_us) {
+  Hop h;
+  h.rate = Bandwidth::gigabytes_per_second(gbps);
+  h.latency = Duration::from_seconds(latency_us * 1e-6);
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("a connection sends in order and pipelines its latency", "[unit][nccl]") {
+  StepProgram p;
+  const int h = p.add_hop(hop(10, 5));
+  const int c = p.add_connection(8);
+  // Three 1 MB transfers on one connection: 100 us each back to back; the last arrives 5 us later:
+  // 3 x 1e6 B / 10 GB/s + 5 us = 305 us.
+  for (int i = 0; i < 3; ++i) p.add(h, c, 1e6);
+  CHECK(evaluate_program(p).total.microseconds() == Approx(305.0));
+}
+
+TEST_CASE("a dependency waits for the arrival", "[unit][nccl]") {
+  StepProgram p;
+  p.fixed = Duration::us(2);
+  const int h = p.add_hop(hop(10, 5));
+  const int a = p.add(h, p.add_connection(8), 1e6);
+  p.add(h, p.add_connection(8), 1e6, {a});
+  // t0 = 2 us; first: 2 + 100 = 102, arrives 107; second starts at 107, finishes 207, arrives 212.
+  CHECK(evaluate_program(p).total.microseconds() == Approx(212.0));
+}
+
+TEST_CASE("the credit window stalls a fast sender behind a slow reader", "[unit][nccl]") {
+  StepProgram p;
+  const int fast = p.add_hop(hop(10, 0));
+  const int slow = p.add_hop(hop(1, 0));
+  const int c_fast = p.add_connection(1);  // one slot: each step waits for the previous to be read
+  const int c_slow = p.add_connection(8);
+  // Fast sends 1 MB (100 us); the reader forwards it slowly (1000 us) and frees the slot only then.
+  const int a = p.add(fast, c_fast, 1e6);
+  p.add(slow, c_slow, 1e6, {a}, true);
+  const int b = p.add(fast, c_fast, 1e6);
+  p.add(slow, c_slow, 1e6, {b}, true);
+  // a: 0-100; reader: 100-1100; b waits for the slot: 1100-1200; reader: 1200-2200 (its
+  // connection is free at 1100, b arrives at 1200).
+  CHECK(evaluate_program(p).total.microseconds() == Approx(2200.0));
+}
+
+TEST_CASE("rates split a resource in proportion to what each flow moves", "[unit][nccl]") {
+  StepProgram p;
+  Hop a = hop(0, 0), b = hop(0, 0);
+  a.loads = {{ResourceKind::NVLINK_OUT, 2}};
+  b.loads = {{ResourceKind::NVLINK_OUT, 1}};
+  a.bytes_per_cycle = 1e6;
+  b.bytes_per_cycle = 2e6;
+  a.channel_cap = b.channel_cap = Bandwidth::gigabytes_per_second(1000);
+  p.add_hop(a);
+  p.add_hop(b);
+  Capacities caps;
+  caps.per_instance[static_cast<int>(ResourceKind::NVLINK_OUT)] = Bandwidth::gigabytes_per_second(400);
+  assign_rates(p, caps);
+  // Per cycle the link moves 2 x 1 MB + 1 x 2 MB = 4 MB at 400 GB/s: 10 us. Each flow moves its
+  // bytes in that time: a 1 MB / 10 us = 100 GB/s, b 2 MB / 10 us = 200 GB/s.
+  CHECK(p.hops[0].rate.gigabytes_per_second() == Approx(100.0));
+  CHECK(p.hops[1].rate.gigabytes_per_second() == Approx(200.0));
+}

@@ -1,0 +1,179 @@
+// NCCL's view of a node: transports chosen as NCCL chooses them, channels as its search finds
+// them, and the tuner's choices.
+
+#include <catch2/catch.hpp>
+
+#include "hardware/catalog.hpp"
+#include "hardware/errors.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = hardware::Catalog::load();
+  return c;
+}
+
+CollectivePredictor predictor(const std::string& system, int nodes, int gpus, std::map<std::string, std::string> env = {},
+                              Placement placement = {}, const std::string& version = "2.28") {
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog(), system);
+  cfg.shape = {nodes, gpus};
+  cfg.env = std::move(env);
+  cfg.placement = placement;
+  cfg.version = version;
+  return CollectivePredictor(cfg);
+}
+
+}  // namespace
+
+TEST_CASE("transports follow NCCL's P2P, SHM, NET order", "[unit][nccl]") {
+  SECTION("NVSwitch H100: P2P write over NVLink through cuMem handles") {
+    CHECK(predictor("hgx-h100", 1, 8).intra_transport() == "P2P/CUMEM");
+  }
+  SECTION("A100 NVLink: P2P read by default (p2p.cc, sm80)") {
+    CHECK(predictor("hgx-a100", 1, 8).intra_transport() == "P2P/CUMEM/read");
+    CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_P2P_READ_ENABLE", "1"}}).intra_transport() == "P2P/CUMEM/read");
+  }
+  SECTION("seed 004: p4d, one pod of 4 GPUs -> P2P/CUMEM/read") {
+    const auto p = predictor("p4d.24xlarge", 1, 4, {}, {.gpus_per_pod = 4, .host_ipc = true});
+    CHECK(p.intra_transport() == "P2P/CUMEM/read");
+    CHECK(p.system().nccl_nodes() == 1);
+  }
+  SECTION("seed 004: p4d, four pods of 1 GPU -> NET/Libfabric/0/GDRDMA") {
+    const auto p = predictor("p4d.24xlarge", 1, 4, {}, {.gpus_per_pod = 1, .host_ipc = false});
+    CHECK(p.intra_transport() == "NET/Libfabric/0/GDRDMA");
+    // Each pod is a host to NCCL: 4 hosts of one rank.
+    CHECK(p.system().nccl_nodes() == 4);
+    CHECK(p.system().ranks_per_host() == 1);
+  }
+  SECTION("pods with one NCCL_HOSTID and host IPC are one host again") {
+    const auto p = predictor("p4d.24xlarge", 1, 4, {{"NCCL_HOSTID", "node-a"}}, {.gpus_per_pod = 1, .host_ipc = true});
+    CHECK(p.intra_transport() == "P2P/CUMEM/read");
+  }
+  SECTION("NCCL_P2P_DISABLE=1 -> SHM; NCCL_SHM_DISABLE=1 too -> the network") {
+    CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_P2P_DISABLE", "1"}}).intra_transport() == "SHM/direct/direct");
+    CHECK(predictor("p5.48xlarge", 1, 8, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}}).intra_transport() ==
+          "NET/Libfabric/0/GDRDMA");
+  }
+  SECTION("no fabric manager: no NVLink; H100 GPUs sit on separate PCIe switches (PHB > PXB) -> SHM") {
+    CHECK(predictor("hgx-h100", 1, 8, {}, {.fabric_manager = false}).intra_transport() == "SHM/direct/direct");
+  }
+  SECTION("a platform without P2P -> SHM") {
+    CHECK(predictor("hgx-h100", 1, 8, {}, {.p2p = PlatformP2p::DISABLED}).intra_transport() == "SHM/direct/direct");
+  }
+  SECTION("between nodes: InfiniBand verbs with GPUDirect RDMA, or sockets without it") {
+    CHECK(predictor("dgx-h100", 2, 8).inter_transport() == "NET/IB/0/GDRDMA");
+    CHECK(predictor("dgx-h100", 2, 8, {{"NCCL_IB_DISABLE", "1"}}).inter_transport() == "NET/Socket/0");
+  }
+  SECTION("more GPUs than the node has is bad input") {
+    CHECK_THROWS_AS(predictor("hgx-h100", 1, 9), InputError);
+    CHECK_THROWS_AS(predictor("hgx-h100", 2, 8), InputError);  // a bare system has no network
+  }
+}
+
+TEST_CASE("NVLS where NCCL supports it", "[unit][nccl]") {
+  CHECK(predictor("hgx-h100", 1, 8).system().nvls_supported());
+  CHECK_FALSE(predictor("hgx-a100", 1, 8).system().nvls_supported());
+  CHECK_FALSE(predictor("hgx-h100", 1, 8, {{"NCCL_NVLS_ENABLE", "0"}}).system().nvls_supported());
+  // NCCL 2.20 disables NVLS on several nodes (nvls.cc: nNodes > 1).
+  CHECK_FALSE(predictor("dgx-h100", 2, 8, {}, {}, "2.20.5").system().nvls_supported());
+  CHECK(predictor("dgx-h100", 2, 8, {}, {}, "2.28").system().nvls_supported());
+}
+
+TEST_CASE("channels as NCCL's search finds them", "[unit][nccl]") {
+  SECTION("8 x H100, NCCL 2.28") {
+    const auto p = predictor("hgx-h100", 1, 8);
+    // NVLink per GPU 18 x 20.6 = 370.8 GB/s. Speeds 60, 50, 40, 30: 6x60 = 360 is the best and stops
+    // at 24/60 < 0.49; duplicated (60 >= 50) into 12 x 30; 12 x 40 = 480 does not fit.
+    CHECK(p.channels().ring.n_channels == 12);
+    CHECK(p.channels().ring.bw_intra == Approx(30.0));
+    // Run time: rings and trees doubled, 24 channels.
+    CHECK(p.channels().coll_channels == 24);
+    // NVLS: (8 + 1) x s <= 370.8 -> s = 40, one channel per GPU; 16 NVLS channels at run time.
+    CHECK(p.channels().nvls.n_channels == 8);
+    CHECK(p.channels().nvls.bw_intra == Approx(40.0));
+    CHECK(p.channels().nvls_channels == 16);
+  }
+  SECTION("8 x A100, NCCL 2.18.5") {
+    const auto p = predictor("hgx-a100", 1, 8, {}, {}, "2.18.5");
+    // 12 x 20 = 240 GB/s; 6 x 40 = 240 uses it all; duplicated into 12 x 20; 24 at run time.
+    CHECK(p.channels().ring.n_channels == 12);
+    CHECK(p.channels().ring.bw_intra == Approx(20.0));
+    CHECK(p.channels().coll_channels == 24);
+  }
+  SECTION("2 x DGX H100 over InfiniBand") {
+    const auto p = predictor("dgx-h100", 2, 8);
+    // NIC 400 Gb/s = 50 GB/s, PCIe Gen5 x16 48 GB/s: s = 48; 8 NICs, 8 GPUs next to one each,
+    // NVLink 370.8 / (48 x 7/8) = 8.8: 8 x 48 = 384 >= 370.8, done; not duplicated (48 < 50, n > 4).
+    CHECK(p.channels().ring.n_channels == 8);
+    CHECK(p.channels().ring.bw_inter == Approx(48.0));
+    CHECK(p.channels().coll_channels == 16);
+  }
+  SECTION("NCCL_MAX_NCHANNELS and NCCL_MIN_NCHANNELS clamp the run-time count") {
+    CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_MAX_NCHANNELS", "4"}}).channels().coll_channels == 4);
+    CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_MIN_NCHANNELS", "32"}}).channels().coll_channels == 32);
+  }
+}
+
+TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
+  const auto h100 = predictor("hgx-h100", 1, 8);
+  SECTION("latency of ring LL on 8 GPUs: 6.6 + 14 steps x 0.6 us = 15.0 us") {
+    CHECK(h100.tuner().latency(CollectiveOp::ALL_REDUCE, Algorithm::RING, Protocol::LL) == Approx(15.0));
+  }
+  SECTION("small all-reduce: Ring LL; large: NVLS") {
+    // 1 KiB: Ring LL 15.0 us + tiny, Tree LL 6.8 + 2 x 7 x 0.6 = 15.2 us, NVLS 25 us.
+    CHECK(h100.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(1)).algorithm == Algorithm::RING);
+    CHECK(h100.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(1)).protocol == Protocol::LL);
+    // 8 GiB: NVLS 0.85 x 40 x 7/8 x 2 x 8 ch x 8/14 = 272 GB/s beats Ring Simple 360 x 8/14 = 206 GB/s.
+    CHECK(h100.choice(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).algorithm == Algorithm::NVLS);
+  }
+  SECTION("NCCL_ALGO and NCCL_PROTO restrict the choice") {
+    const auto p = predictor("hgx-h100", 1, 8, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL128"}});
+    const TunerChoice c = p.choice(CollectiveOp::ALL_REDUCE, Bytes::gib(1));
+    CHECK(c.algorithm == Algorithm::RING);
+    CHECK(c.protocol == Protocol::LL128);
+  }
+  SECTION("NVLS asked on A100: NCCL 2.28 would fail; the prediction shows the automatic choice and says so") {
+    const TunerChoice c = predictor("hgx-a100", 1, 8, {{"NCCL_ALGO", "NVLS"}}).choice(CollectiveOp::ALL_REDUCE, Bytes::gib(1));
+    CHECK(c.fell_back);
+    CHECK(c.algorithm == Algorithm::RING);
+    REQUIRE_FALSE(c.notes.empty());
+    CHECK_THAT(c.notes.front(), Catch::Contains("no algorithm"));
+  }
+  SECTION("EFA forces the Simple protocol on several nodes") {
+    const auto p = predictor("p5.48xlarge", 2, 8);
+    CHECK(p.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).protocol == Protocol::SIMPLE);
+  }
+  SECTION("fewer channels for small sizes: ring LL threshold 8 x nRanks bytes per thread") {
+    // 64 KiB: nc drops while 65536 < nc x 512 threads x (8 x 8): 65536 / 32768 = 2 channels.
+    CHECK(h100.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(64)).channels == 2);
+  }
+}
+
+TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
+  SECTION("ring all-reduce on 8 H100s approaches NCCL's NVLink figure") {
+    const auto p = predictor("hgx-h100", 1, 8, {{"NCCL_ALGO", "Ring"}});
+    // busbw -> 18 links x 25 GB/s x (20.6 / 25) = 370.8 GB/s; at 8 GiB within 1%.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).busbw_GBps == Approx(370.8).epsilon(0.01));
+  }
+  SECTION("NVLS all-reduce reaches 0.85 x the NVLS graph (8 x 40 GB/s) as algorithm bandwidth") {
+    const auto p = predictor("hgx-h100", 1, 8);
+    // algbw -> 0.85 x 320 = 272 GB/s, busbw = 272 x 2 x 7/8 = 476 GB/s.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).busbw_GBps == Approx(476).epsilon(0.01));
+  }
+  SECTION("host-bound small sizes with nccl-tests -g 8") {
+    const auto p = predictor("hgx-h100", 1, 8);
+    // 8 GPUs driven by one thread: 8 x 4 us host time per iteration beats the GPU time (~15 us).
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
+          Approx(32.0));
+  }
+  SECTION("busbw factors are nccl-tests'") {
+    CHECK(busbw_factor(CollectiveOp::ALL_REDUCE, 8) == Approx(1.75));
+    CHECK(busbw_factor(CollectiveOp::ALL_GATHER, 8) == Approx(0.875));
+    CHECK(busbw_factor(CollectiveOp::BROADCAST, 8) == Approx(1.0));
+  }
+}
