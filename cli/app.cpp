@@ -44,6 +44,8 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->check(CLI::ExistingDirectory);
   add_hardware_command(app, ctx);
   add_simulate_command(app, ctx);
+  add_plan_command(app, ctx);
+  add_report_command(app, ctx);
   add_collective_command(app, ctx);
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);

@@ -44,6 +44,8 @@ class Context {
 // One function per subcommand file: adds the subcommand and its callback to `app`.
 void add_hardware_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
+void add_plan_command(CLI::App& app, Context& ctx);
+void add_report_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);

@@ -1,0 +1,286 @@
+#include "models/plan_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "models/parameter_tensors.hpp"
+
+namespace clustersim::models {
+
+namespace {
+
+constexpr double kHour = 3600;
+constexpr double kDay = 86400;
+constexpr double kYearHours = 8760;
+// EC2 Capacity Blocks: 1 to 182 days, at most 64 instances per block (catalog source
+// aws-capacity-blocks-snapshot states the same rule).
+constexpr int kBlockMaxDays = 182;
+constexpr int kBlockMaxInstances = 64;
+
+// ceil that ignores floating-point dust just above an integer.
+double ceil_clean(double v) { return std::ceil(v - 1e-9); }
+
+std::string fmt(double v, int digits = 3) { return format_significant(v, digits); }
+
+const hardware::HourlyPrice* price_of(const hardware::PriceEntry& e, PricingOption o) {
+  const std::optional<hardware::HourlyPrice>* p = nullptr;
+  switch (o) {
+    case PricingOption::ON_DEMAND: p = &e.on_demand; break;
+    case PricingOption::CAPACITY_BLOCK: p = &e.capacity_block; break;
+    case PricingOption::SAVINGS_PLAN_1YR: p = &e.savings_plan_1yr; break;
+    case PricingOption::SAVINGS_PLAN_3YR: p = &e.savings_plan_3yr; break;
+    case PricingOption::SPOT: p = &e.spot; break;
+  }
+  return p && *p ? &**p : nullptr;
+}
+
+}  // namespace
+
+std::vector<PriceQuote> quote_prices(const hardware::Catalog& catalog, const std::string& instance,
+                                     const PricingSpec& pricing) {
+  const auto entries = catalog.prices(instance);
+  const hardware::PriceEntry* entry = nullptr;
+  for (const auto& e : entries) {
+    if (pricing.region.empty() || e.region == pricing.region) {
+      entry = &e;
+      break;
+    }
+  }
+  std::vector<PriceQuote> out;
+  for (PricingOption o : pricing.options) {
+    PriceQuote q;
+    q.option = o;
+    if (!entry) {
+      q.unavailable_reason = "no price for " + instance + " in the catalog" +
+                             (pricing.region.empty() ? std::string() : " in " + pricing.region);
+      out.push_back(q);
+      continue;
+    }
+    q.region = entry->region;
+    auto from_catalog = [&](const hardware::HourlyPrice& hp) {
+      q.available = true;
+      q.per_hour = hp.per_hour;
+      q.source = hp.source;
+      if (catalog.sources().count(hp.source)) {
+        q.source_title = catalog.source(hp.source).title;
+        q.date = catalog.source(hp.source).date;
+      }
+    };
+    if (const auto* hp = price_of(*entry, o)) {
+      if (hp->currency != "USD") {
+        q.unavailable_reason = "price of " + instance + " is in " + hp->currency + ", not USD";
+      } else {
+        from_catalog(*hp);
+      }
+    } else if (o == PricingOption::SPOT && pricing.spot && pricing.spot->price_per_hour) {
+      q.available = true;
+      q.per_hour = *pricing.spot->price_per_hour;
+      q.source = "plan";
+      q.assumed = true;
+      q.assumption = fmt(q.per_hour, 4) + " USD/h (the plan's assumption; the catalog has no spot price)";
+    } else if (o == PricingOption::SPOT && pricing.spot && pricing.spot->discount) {
+      if (const auto* od = price_of(*entry, PricingOption::ON_DEMAND)) {
+        from_catalog(*od);
+        q.per_hour = od->per_hour * (1 - *pricing.spot->discount);
+        q.assumed = true;
+        q.assumption = fmt(*pricing.spot->discount * 100) + "% off on-demand " + fmt(od->per_hour, 4) +
+                       " USD/h (the plan's assumption; the catalog has no spot price)";
+      } else {
+        q.unavailable_reason = "spot as a discount needs an on-demand price for " + instance;
+      }
+    } else {
+      q.unavailable_reason = "no " + std::string(pricing_label(o)) + " price for " + instance + " in " + entry->region;
+    }
+    out.push_back(q);
+  }
+  return out;
+}
+
+double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& training,
+                        const ParallelismSpec& parallelism) {
+  const double all = static_cast<double>(count_parameters(model).total);
+  double trainable = all;
+  const bool lora = training.fine_tuning == FineTuning::LORA;
+  if (lora) {
+    trainable = 0;
+    for (std::int64_t l = 0; l < model.num_layers; ++l) {
+      trainable += static_cast<double>(lora_parameters(model, l, training.lora));
+    }
+  }
+  const bool fp32_params = training.precision == Precision::FP32 || parallelism.framework == Framework::PYTORCH;
+  const double weight_bytes = fp32_params ? 4 : 2;
+  const double moments = training.optimizer == Optimizer::SGD ? 4 : 8;
+  const double master = fp32_params ? 0 : 4;
+  const double weights = weight_bytes * (lora ? trainable : all);
+  return weights + (moments + master) * trainable;
+}
+
+CheckpointCost checkpoint_cost(double size_bytes, const hardware::StorageSpec& storage, int nodes) {
+  CheckpointCost c;
+  c.enabled = true;
+  c.storage = storage.name;
+  c.size_bytes = size_bytes;
+  const double n = nodes;
+  c.write_bandwidth = n * storage.write_bandwidth_per_node.value.bytes_per_second();
+  c.read_bandwidth = n * storage.read_bandwidth_per_node.value.bytes_per_second();
+  if (storage.aggregate_limit) {
+    const double agg = storage.aggregate_limit->value.bytes_per_second();
+    if (agg < c.write_bandwidth) c.aggregate_limited = true;
+    c.write_bandwidth = std::min(c.write_bandwidth, agg);
+    c.read_bandwidth = std::min(c.read_bandwidth, agg);
+  }
+  c.write_s = size_bytes / c.write_bandwidth;
+  c.read_s = size_bytes / c.read_bandwidth;
+  return c;
+}
+
+double job_interruption_rate(const PricingSpec& pricing, int nodes) {
+  if (!pricing.spot) return 0;
+  return pricing.spot->interruptions_per_node_day * nodes / kDay;
+}
+
+double resolve_interval(const CheckpointSpec& spec, double step_s, double write_s, double job_interruptions_per_s) {
+  switch (spec.interval) {
+    case CheckpointSpec::Interval::DURATION: return spec.interval_s;
+    case CheckpointSpec::Interval::STEPS: return static_cast<double>(spec.interval_steps) * step_s;
+    case CheckpointSpec::Interval::AUTO:
+      // Young (1974) / Daly (2006) first order: the interval that minimises write time plus
+      // expected rework. No interruptions: never checkpoint for their sake.
+      if (job_interruptions_per_s <= 0) return std::numeric_limits<double>::infinity();
+      return std::max(step_s, std::sqrt(2 * write_s / job_interruptions_per_s));
+  }
+  return spec.interval_s;
+}
+
+WallTime nominal_wall(double compute_s, const CheckpointCost& ckpt) {
+  WallTime w;
+  w.nominal_s = compute_s;
+  if (ckpt.enabled && std::isfinite(ckpt.interval_s) && ckpt.interval_s > 0) {
+    w.checkpoints = std::floor(compute_s / ckpt.interval_s + 1e-9);
+    w.checkpoint_s = w.checkpoints * ckpt.write_s;
+    w.nominal_s += w.checkpoint_s;
+  }
+  return w;
+}
+
+OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
+  OptionCost c;
+  c.option = quote.option;
+  c.quote = quote;
+  if (!quote.available) {
+    c.reason = quote.unavailable_reason;
+    return c;
+  }
+  c.available = true;
+  const PricingSpec& pricing = *in.pricing;
+  const double n = in.nodes;
+  const double p = quote.per_hour;
+
+  struct End {
+    double wall = 0, usd = 0, hours = 0, days = 0, interruptions = 0;
+    bool ok = true;
+  };
+  auto at = [&](double compute_s) {
+    End e;
+    const WallTime w = nominal_wall(compute_s, in.checkpoint);
+    e.wall = w.nominal_s;
+    switch (quote.option) {
+      case PricingOption::ON_DEMAND:
+      case PricingOption::SAVINGS_PLAN_1YR:
+      case PricingOption::SAVINGS_PLAN_3YR: {
+        e.hours = n * e.wall / kHour;
+        e.usd = e.hours * p;
+        const bool sp = quote.option != PricingOption::ON_DEMAND;
+        if (sp && pricing.commitment == SavingsPlanCommitment::DEDICATED) {
+          const double years = quote.option == PricingOption::SAVINGS_PLAN_1YR ? 1 : 3;
+          const double terms = std::max(1.0, ceil_clean(e.wall / (years * kYearHours * kHour)));
+          e.hours = n * years * kYearHours * terms;
+          e.usd = e.hours * p;
+        }
+        break;
+      }
+      case PricingOption::CAPACITY_BLOCK: {
+        e.days = std::max(1.0, ceil_clean(e.wall / kDay));
+        e.hours = n * 24 * e.days;
+        e.usd = e.hours * p;
+        break;
+      }
+      case PricingOption::SPOT: {
+        const double lambda = job_interruption_rate(pricing, in.nodes);
+        const double cycle =
+            std::isfinite(in.checkpoint.interval_s) ? in.checkpoint.interval_s + in.checkpoint.write_s : e.wall;
+        const double loss = pricing.spot->restart_s + in.checkpoint.read_s + cycle / 2;
+        const double rework = lambda * loss;
+        if (rework >= 1) {
+          e.ok = false;
+          break;
+        }
+        e.wall = e.wall / (1 - rework);
+        e.interruptions = lambda * e.wall;
+        e.hours = n * e.wall / kHour;
+        e.usd = e.hours * p;
+        break;
+      }
+    }
+    return e;
+  };
+
+  const End mid = at(in.compute_s);
+  const End lo = at(in.compute_low_s);
+  const End hi = at(in.compute_high_s);
+  if (!mid.ok) {
+    c.available = false;
+    const double lambda = job_interruption_rate(pricing, in.nodes);
+    c.reason = "expected spot interruptions outpace progress: " + fmt(lambda * kDay) +
+               " interruptions per day for the job, each losing restart + reload + half a checkpoint cycle";
+    return c;
+  }
+  c.wall_s = mid.wall;
+  c.wall_low_s = lo.ok ? lo.wall : mid.wall;
+  c.wall_high_s = hi.ok ? hi.wall : std::numeric_limits<double>::infinity();
+  c.usd = mid.usd;
+  c.usd_low = lo.ok ? lo.usd : mid.usd;
+  c.usd_high = hi.ok ? hi.usd : std::numeric_limits<double>::infinity();
+  c.instance_hours = mid.hours;
+  c.expected_interruptions = mid.interruptions;
+  c.billed_days = mid.days;
+  if (!hi.ok) c.notes.push_back("at the slow end of the band, spot interruptions outpace progress");
+
+  if (quote.option == PricingOption::CAPACITY_BLOCK) {
+    const int side = static_cast<int>(ceil_clean(n / kBlockMaxInstances));
+    const int row = static_cast<int>(ceil_clean(mid.days / kBlockMaxDays));
+    c.blocks = side * row;
+    if (side > 1 || row > 1) {
+      std::string why;
+      if (side > 1)
+        why += std::to_string(in.nodes) + " instances need " + std::to_string(side) +
+               " blocks side by side (at most 64 each)";
+      if (row > 1) {
+        if (!why.empty()) why += "; ";
+        why += fmt(mid.days) + " days need " + std::to_string(row) + " blocks in a row (at most 182 days each)";
+      }
+      if (!pricing.capacity_block_allow_split) {
+        c.available = false;
+        c.reason = why + ", and the plan does not allow splitting";
+        return c;
+      }
+      c.notes.push_back("split: " + why);
+    }
+    c.notes.push_back("paid upfront for " + fmt(mid.days) + " whole days");
+  }
+  if (quote.option == PricingOption::SPOT) {
+    c.notes.push_back("expected " + fmt(mid.interruptions) + " interruptions");
+  }
+  if ((quote.option == PricingOption::SAVINGS_PLAN_1YR || quote.option == PricingOption::SAVINGS_PLAN_3YR)) {
+    c.notes.push_back(pricing.commitment == SavingsPlanCommitment::DEDICATED
+                          ? "commitment dedicated to this job: the whole term is paid"
+                          : "commitment assumed fully used: the job pays the plan rate for its hours");
+  }
+  if (quote.assumed) c.notes.push_back("price assumed: " + quote.assumption);
+  if (in.deadline_s) c.meets_deadline = c.wall_s <= *in.deadline_s;
+  if (in.budget_usd) c.within_budget = c.usd <= *in.budget_usd;
+  return c;
+}
+
+}  // namespace clustersim::models

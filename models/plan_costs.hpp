@@ -1,0 +1,131 @@
+#pragma once
+// Time to train and dollars under each pricing option, with checkpoints and spot interruptions.
+//
+// Work (s: seconds, N: nodes):
+//   steps      S = ceil(tokens / (global_batch x seq_len))
+//   compute    T_c = S x t_step                      (t_step from the step model; its band
+//                                                      low_s..high_s gives T_c's band, and every
+//                                                      figure below is computed again at each end)
+// Checkpoints (synchronous save: training waits while the shards are written):
+//   size       B = weights + optimizer state of the whole model (bytes per element as in
+//              memory_model.hpp: weights 2 bytes (bf16/fp16/fp8 training) or 4 (fp32, and PyTorch AMP
+//              which keeps fp32 parameters); Adam 8 bytes of moments + 4 of fp32 master copy (none
+//              when the parameters are already fp32), SGD 4; LoRA saves only its adapters and their
+//              optimizer state, the frozen base is written once before training)
+//   bandwidth  W = min(N x write_bandwidth_per_node, aggregate_limit)  (catalog storage entry; every
+//              node writes its share, as Megatron's fully parallel save and PyTorch DCP do)
+//   write      C = B / W;  restart read C_r = B / min(N x read_bandwidth_per_node, aggregate_limit)
+//   interval   I = the plan's duration, or {steps: k}: k x t_step, or "auto": Young/Daly's
+//              sqrt(2 C / lambda) with lambda the job's spot interruption rate (below)
+//   count      n = floor(T_c / I);  nominal wall time T_0 = T_c + n C
+// On-demand, Savings Plans and Capacity Blocks run for T_0. Spot adds interruptions:
+//   lambda     = interruptions per node-day x N / 86400 s  (one node lost stops the job)
+//   per interruption the job loses L = R + C_r + (I + C) / 2: restart R (the plan's), reading the
+//              checkpoint back, and on average half a checkpoint cycle of work
+//   expected wall time T = T_0 / (1 - lambda L)   (each second of progress costs lambda L seconds
+//              of rework; no finite T when lambda L >= 1: the job never finishes on spot)
+//   expected interruptions = lambda T
+// Dollars (p: the option's price per instance-hour):
+//   on-demand, spot              N x p x T / 3600
+//   Savings Plan, utilized       N x p x T_0 / 3600 (the commitment is used by this job while it
+//                                runs and by other work the rest of the term)
+//   Savings Plan, dedicated      N x p x 8760 h x years x ceil(T_0 / term): the job pays the term
+//   Capacity Blocks              N x p x 24 h x D, D = ceil(T_0 / 1 day), paid upfront for whole days;
+//                                a block holds 1 to 182 days and at most 64 instances, so the job
+//                                needs ceil(N / 64) blocks side by side and ceil(D / 182) in a row
+//                                (flagged; infeasible when the plan forbids splitting)
+// GPU-hours and node-hours are of T_0.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/catalog.hpp"
+#include "models/plan_spec.hpp"
+#include "models/scenario.hpp"
+#include "models/transformer_config.hpp"
+
+namespace clustersim::models {
+
+// The price of one option for one instance, from the catalog or the plan's assumptions.
+struct PriceQuote {
+  PricingOption option = PricingOption::ON_DEMAND;
+  bool available = false;
+  std::string unavailable_reason;
+  double per_hour = 0;  // USD per instance-hour
+  std::string region;
+  std::string source;  // catalog source id, or "plan"
+  std::string source_title;
+  std::string date;
+  bool assumed = false;    // the user's assumption, not a price list
+  std::string assumption;  // "60% off on-demand (the plan's assumption)"
+};
+
+// One quote per option of the plan, in the plan's order.
+std::vector<PriceQuote> quote_prices(const hardware::Catalog& catalog, const std::string& instance,
+                                     const PricingSpec& pricing);
+
+// Bytes of one checkpoint of the whole model (weights + optimizer state; see above).
+double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& training,
+                        const ParallelismSpec& parallelism);
+
+struct CheckpointCost {
+  bool enabled = false;
+  std::string storage;
+  double size_bytes = 0;
+  double write_bandwidth = 0;  // B/s, the whole cluster
+  double read_bandwidth = 0;
+  double write_s = 0;
+  double read_s = 0;
+  double interval_s = 0;  // compute time between checkpoints
+  bool aggregate_limited = false;
+};
+
+// Checkpoint figures for N nodes; `interval_s` is resolved by the caller (see resolve_interval).
+CheckpointCost checkpoint_cost(double size_bytes, const hardware::StorageSpec& storage, int nodes);
+// The interval of a plan's checkpoint section: a duration, k steps of `step_s`, or Young/Daly.
+double resolve_interval(const CheckpointSpec& spec, double step_s, double write_s, double job_interruptions_per_s);
+
+struct CostInputs {
+  double compute_s = 0;  // steps x step time
+  double compute_low_s = 0;
+  double compute_high_s = 0;
+  int nodes = 1;
+  CheckpointCost checkpoint;  // enabled = false: no checkpoint overhead
+  const PricingSpec* pricing = nullptr;
+  std::optional<double> deadline_s;
+  std::optional<double> budget_usd;
+};
+
+struct WallTime {
+  double nominal_s = 0;  // T_0 = T_c + n C
+  double checkpoints = 0;
+  double checkpoint_s = 0;
+};
+WallTime nominal_wall(double compute_s, const CheckpointCost& ckpt);
+
+struct OptionCost {
+  PricingOption option = PricingOption::ON_DEMAND;
+  PriceQuote quote;
+  bool available = false;  // priced, and the job can run under it
+  std::string reason;      // why not
+  double wall_s = 0, wall_low_s = 0, wall_high_s = 0;
+  double instance_hours = 0;  // billed, all nodes (nominal)
+  double usd = 0, usd_low = 0, usd_high = 0;
+  int blocks = 0;                     // Capacity Blocks: side by side x in a row
+  double billed_days = 0;             // Capacity Blocks
+  double expected_interruptions = 0;  // spot
+  bool meets_deadline = true;
+  bool within_budget = true;
+  std::vector<std::string> notes;
+  bool feasible() const { return available && meets_deadline && within_budget; }
+};
+
+// The cost of one option (see the header comment).
+OptionCost cost_option(const PriceQuote& quote, const CostInputs& in);
+
+// The job's spot interruption rate, per second (0 without spot).
+double job_interruption_rate(const PricingSpec& pricing, int nodes);
+
+}  // namespace clustersim::models

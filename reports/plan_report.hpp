@@ -1,0 +1,70 @@
+#pragma once
+// The capacity-plan report: a reports::Report built from a plan result (models/plan_result.hpp),
+// and the plan result JSON that embeds it.
+//
+// Report contents (section ids):
+//   summary      the best candidate (time to train, cost under its cheapest option, GPUs, step
+//                time, MFU, peak memory, layout) with uncertainty bands; layouts evaluated
+//   candidates   the best `search.report_rows` by the plan's ranking, one cost column per option
+//   frontier     cost against time to train of every feasible candidate, the Pareto frontier
+//                highlighted and labelled, and its table
+//   scaling      step time against GPU count, one line per layout shape of the best candidates
+//   breakdown    where the step time goes, for the best candidates
+//   memory       memory per rank of the best candidate by pipeline stage, with the GPU's capacity
+//   costs        the best candidate under each pricing option (terms, notes)
+//   checkpoints  checkpoint size, storage bandwidth, interval, count and overhead; spot rework
+//   sensitivity  the best candidate re-evaluated with one change at a time
+//   infeasible   counts by reason, rejected combinations, infeasible candidates with their reason
+//   assumptions  prices with source, date and region; pricing terms; job; checkpoint storage;
+//                calibration provenance; model, NCCL and program versions
+//
+// Result JSON ("clustersim-plan-result", schema_version 1):
+//   plan        name, file (name only), model, job, ranking, pricing terms
+//   evaluated   layouts evaluated with the fast model;  feasible: feasible candidates
+//   counts      combinations, rejected, layouts, does_not_fit, evaluated, evaluation_failed,
+//               misses_deadline, over_budget, no_option, feasible, rechecked
+//   best        id of the best candidate (null when none)
+//   candidates  feasible candidates best first by the plan's ranking, each with id, rank,
+//               rank_time, rank_cost, on_frontier, label, system, nodes, gpus_per_node, gpus,
+//               parallelism, training, nccl_env, fidelity, step_time_s, uncertainty {low_s,
+//               high_s}, fast_step_time_s, tokens_per_step, steps, tokens_per_s, mfu,
+//               time_to_train_s, time_to_train_band {low_s, high_s}, compute_s, checkpoint,
+//               gpu_hours, node_hours, cost_usd {OPTION: {available, usd, low, high, per_hour,
+//               region, source, date, assumed, wall_s, instance_hours, meets_deadline,
+//               within_budget, notes, ...}}, cheapest_option, peak_memory_bytes, fits_in_memory,
+//               memory, breakdown, bottleneck, warnings
+//   pareto      ids on the frontier, fastest first
+//   infeasible  every valid layout that is not feasible, by id: its figures where known, status
+//               and reason
+//   rejected_combinations  reason, count, example
+//   sensitivity rows of the sensitivity analysis
+//   report      the reports::Report (json_report.hpp), so `clustersim report` re-renders it
+// Numbers that are not finite (a band end where spot never finishes) are written as null.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hardware/catalog.hpp"
+#include "models/plan_result.hpp"
+#include "reports/report_model.hpp"
+
+namespace clustersim::reports {
+
+inline constexpr std::string_view kPlanResultKind = "clustersim-plan-result";
+inline constexpr int kPlanResultSchemaVersion = 1;
+
+struct PlanReportOptions {
+  std::string generated_by;  // "clustersim 0.1.0"
+};
+
+Report build_plan_report(const models::PlanResult& result, const hardware::Catalog& catalog,
+                         const PlanReportOptions& options = {});
+
+nlohmann::ordered_json plan_result_to_json(const models::PlanResult& result, const Report& report);
+// plan_result_to_json, two-space indented, with a final newline.
+std::string render_plan_result(const models::PlanResult& result, const Report& report);
+
+// The report inside a saved result: a plan result (its "report") or a report JSON itself.
+Report load_saved_report(const std::string& path);
+
+}  // namespace clustersim::reports

@@ -1,0 +1,290 @@
+// The detail sections of the capacity-plan report: pricing options, checkpoints, sensitivity,
+// infeasible candidates, and the assumptions.
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "reports/plan_report_parts.hpp"
+#include "reports/value_format.hpp"
+
+namespace clustersim::reports::plan_parts {
+
+Section costs_section(const PlanResult& r) {
+  Section sec{.id = "costs", .title = "Pricing options"};
+  if (!r.best) return sec;
+  const PlanCandidate& b = r.candidates[*r.best];
+  sec.paragraphs.push_back("The best candidate, " + label_of(r, *r.best) + ", under each pricing option.");
+  Table t{.id = "options", .title = "Cost by pricing option"};
+  t.columns = {Column::text("option", "Option"),
+               Column::number("price_per_hour", "Price per instance", "USD/h", 4),
+               Column::text("price_source", "Price source"),
+               Column::duration("wall_s", "Wall time"),
+               Column::number("instance_hours", "Instance-hours billed", "h"),
+               Column::dollars("cost_usd", "Cost"),
+               Column::text("meets", "Deadline / budget"),
+               Column::text("notes", "Notes")};
+  for (const auto& o : b.costs) {
+    std::string src = o.quote.assumed ? "plan assumption" : o.quote.source;
+    if (!o.quote.date.empty()) src += " (" + o.quote.date + ")";
+    std::string meets = !o.available ? "n/a"
+                                     : std::string(o.meets_deadline ? "on time" : "late") + ", " +
+                                           (o.within_budget ? "within budget" : "over budget");
+    std::string notes = o.available ? "" : o.reason;
+    for (const auto& n : o.notes) notes += (notes.empty() ? "" : "; ") + n;
+    t.add_row({std::string(models::pricing_label(o.option)), o.quote.available ? Cell(o.quote.per_hour) : Cell::empty(),
+               o.quote.available ? Cell(src) : Cell::empty(),
+               o.available ? banded(o.wall_s, o.wall_low_s, o.wall_high_s) : Cell::empty(),
+               o.available ? Cell(o.instance_hours) : Cell::empty(),
+               o.available ? banded(o.usd, o.usd_low, o.usd_high) : Cell::empty(), meets, notes});
+  }
+  sec.tables.push_back(std::move(t));
+  return sec;
+}
+
+Section checkpoint_section(const PlanResult& r) {
+  Section sec{.id = "checkpoints", .title = "Checkpoints and interruptions"};
+  if (!r.best) return sec;
+  const PlanCandidate& b = r.candidates[*r.best];
+  const auto& ck = b.checkpoint;
+  if (!ck.enabled) {
+    sec.paragraphs.push_back("The plan has no checkpoint section: no checkpoint time is counted.");
+    return sec;
+  }
+  sec.paragraphs.push_back(
+      "Weights and optimizer state of the whole model, written by every node in parallel; training waits while "
+      "they are written. On spot, each interruption costs the restart, reading the checkpoint back and on average "
+      "half a checkpoint cycle of lost work.");
+  Table t{.id = "checkpoint", .title = "Checkpoint of the best candidate"};
+  t.columns = {Column::text("figure", "Figure"), Column::text("value", "Value")};
+  auto dur = [](double s) { return std::isfinite(s) ? format_value(s, ValueType::DURATION) : std::string("never"); };
+  t.add_row({"size", format_value(ck.size_bytes, ValueType::BYTES)});
+  t.add_row({"storage", ck.storage + (ck.aggregate_limited ? " (limited by its aggregate bandwidth)" : "")});
+  t.add_row({"write bandwidth, whole cluster", format_significant(ck.write_bandwidth / 1e9, 3) + " GB/s"});
+  t.add_row({"write time", dur(ck.write_s)});
+  t.add_row({"read time at restart", dur(ck.read_s)});
+  t.add_row({"interval (training time)", dur(ck.interval_s)});
+  t.add_row({"checkpoints", fmt(b.wall.checkpoints, 6)});
+  t.add_row({"time spent writing", fmt(b.wall.checkpoint_s / 3600) + " h (" +
+                                       fmt(100 * b.wall.checkpoint_s / std::max(1e-9, b.wall.nominal_s)) +
+                                       "% of the run)"});
+  for (const auto& o : b.costs) {
+    if (o.option == models::PricingOption::SPOT && o.available) {
+      t.add_row({"spot: expected interruptions", fmt(o.expected_interruptions)});
+      t.add_row({"spot: wall time", fmt(o.wall_s / 86400) + " days against " + fmt(b.wall.nominal_s / 86400) +
+                                        " days without interruptions"});
+    }
+  }
+  sec.tables.push_back(std::move(t));
+  return sec;
+}
+
+Section sensitivity_section(const PlanResult& r) {
+  Section sec{.id = "sensitivity", .title = "Sensitivity"};
+  if (!r.best || r.sensitivity.empty()) {
+    sec.paragraphs.push_back("No sensitivity analysis (no feasible candidate, or disabled by the plan).");
+    return sec;
+  }
+  sec.paragraphs.push_back(
+      "The best candidate evaluated again with one change at a time; deltas against its "
+      "time to train and its cost under its cheapest option.");
+  const models::SensitivityRow* most = nullptr;
+  for (const auto& row : r.sensitivity) {
+    if (row.applied && (!most || std::fabs(row.delta_days) > std::fabs(most->delta_days))) most = &row;
+  }
+  if (most) {
+    sec.paragraphs.push_back("Largest effect: " + most->label + " (" + (most->delta_days <= 0 ? "" : "+") +
+                             fmt(most->delta_days) + " days, " + (most->delta_usd < 0 ? "-" : "+") +
+                             format_value(std::fabs(most->delta_usd), ValueType::DOLLARS) + ").");
+  }
+  Table t{.id = "sensitivity-table", .title = "One change at a time"};
+  t.columns = {Column::text("change", "Change"),
+               Column::duration("step_time_s", "Step time"),
+               Column::duration("delta_step_s", "Change in step time"),
+               Column::number("delta_days", "Change in time to train", "days"),
+               Column::dollars("delta_usd", "Change in cost"),
+               Column::text("fidelity", "Model"),
+               Column::text("note", "Note")};
+  for (const auto& row : r.sensitivity) {
+    if (!row.applied) {
+      t.add_row({row.label, Cell::empty(), Cell::empty(), Cell::empty(), Cell::empty(), fidelity_name(row.fidelity),
+                 "skipped: " + row.skipped_reason});
+      continue;
+    }
+    t.add_row({row.label, row.step_time_s, row.delta_step_s, row.delta_days, row.delta_usd, fidelity_name(row.fidelity),
+               row.bottleneck});
+  }
+  sec.tables.push_back(std::move(t));
+  return sec;
+}
+
+Section infeasible_section(const PlanResult& r) {
+  Section sec{.id = "infeasible", .title = "Infeasible candidates"};
+  const auto& n = r.counts;
+  Table counts{.id = "counts", .title = "Candidates by outcome"};
+  counts.columns = {Column::text("outcome", "Outcome"), Column::integer("count", "Count")};
+  counts.add_row({"combinations", static_cast<double>(n.combinations)});
+  counts.add_row({"rejected combinations (divisibility, layout checks)", static_cast<double>(n.rejected)});
+  counts.add_row({"valid layouts", static_cast<double>(n.layouts)});
+  counts.add_row({"do not fit in memory", static_cast<double>(n.does_not_fit)});
+  counts.add_row({"evaluated (fast model)", static_cast<double>(n.evaluated)});
+  counts.add_row({"failed in the step model", static_cast<double>(n.evaluation_failed)});
+  counts.add_row({"miss the deadline", static_cast<double>(n.misses_deadline)});
+  counts.add_row({"over budget", static_cast<double>(n.over_budget)});
+  counts.add_row({"no option meets deadline and budget", static_cast<double>(n.no_option)});
+  counts.add_row({"feasible", static_cast<double>(n.feasible)});
+  counts.add_row({"re-checked with the event simulation", static_cast<double>(n.rechecked)});
+  sec.tables.push_back(std::move(counts));
+
+  Table rej{.id = "rejected", .title = "Rejected combinations by reason"};
+  rej.columns = {Column::text("reason", "Reason"), Column::integer("count", "Count"),
+                 Column::text("example", "Example")};
+  for (const auto& x : r.space.rejected) rej.add_row({x.reason, static_cast<double>(x.count), x.example});
+  sec.tables.push_back(std::move(rej));
+
+  Table inf{.id = "infeasible-candidates", .title = "Infeasible candidates"};
+  std::size_t total = 0;
+  inf.columns = {Column::text("candidate", "Candidate"), Column::text("outcome", "Outcome"),
+                 Column::text("reason", "Reason")};
+  for (const auto& c : r.candidates) {
+    if (c.status == models::CandidateStatus::FEASIBLE) continue;
+    if (++total > static_cast<std::size_t>(r.plan.search.report_rows)) continue;
+    inf.add_row({label_of(r, c.id), std::string(models::to_string(c.status)), c.reason});
+  }
+  inf.caption = total > inf.rows.size() ? "the first " + std::to_string(inf.rows.size()) + " of " +
+                                              std::to_string(total) + " (all are in the JSON result)"
+                                        : "all " + std::to_string(total);
+  sec.tables.push_back(std::move(inf));
+  return sec;
+}
+
+std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Catalog& catalog,
+                                         const PlanReportOptions& options) {
+  std::vector<AssumptionGroup> out;
+  AssumptionGroup prices{.id = "prices", .title = "Prices"};
+  for (std::size_t s = 0; s < r.space.systems.size(); ++s) {
+    for (const auto& q : r.quotes[s]) {
+      Assumption a;
+      a.name = r.space.systems[s].name + " " + std::string(models::pricing_label(q.option));
+      if (!q.available) {
+        a.value = "not available: " + q.unavailable_reason;
+      } else if (q.assumed) {
+        a.value = fmt(q.per_hour, 4) + " USD/h per instance, " + q.assumption;
+      } else {
+        a.value = fmt(q.per_hour, 4) + " USD/h per instance";
+      }
+      a.source = q.source_title.empty() ? q.source : q.source_title;
+      a.date = q.date;
+      a.region = q.region;
+      prices.items.push_back(std::move(a));
+    }
+  }
+  out.push_back(std::move(prices));
+
+  const auto& pricing = r.plan.pricing;
+  AssumptionGroup terms{.id = "pricing-terms", .title = "Pricing terms"};
+  terms.items.push_back(
+      {"Capacity Blocks",
+       "paid upfront for whole days, 1 to 182 days and at most 64 instances per block; " +
+           std::string(pricing.capacity_block_allow_split
+                           ? "larger jobs are split into several blocks (flagged)"
+                           : "jobs needing several blocks are infeasible (the plan forbids splitting)"),
+       "EC2 Capacity Blocks pricing page", "", ""});
+  terms.items.push_back(
+      {"Savings Plans commitment",
+       pricing.commitment == models::SavingsPlanCommitment::DEDICATED
+           ? "dedicated: the job pays the whole 1- or 3-year term for its nodes"
+           : "utilized: the commitment is used in full by this job and other work, so the job pays the plan rate "
+             "for the hours it runs",
+       "the plan", "", ""});
+  if (pricing.spot) {
+    terms.items.push_back({"spot interruptions",
+                           fmt(pricing.spot->interruptions_per_node_day) + " per node per day (the plan's assumption)",
+                           "the plan", "", ""});
+    terms.items.push_back({"spot restart",
+                           format_value(pricing.spot->restart_s, ValueType::DURATION) +
+                               " per interruption, plus reading the checkpoint back",
+                           "the plan", "", ""});
+  }
+  out.push_back(std::move(terms));
+
+  AssumptionGroup job{.id = "job", .title = "Job"};
+  job.items.push_back({"tokens to train", r.plan.job.describe(), "the plan", "", ""});
+  if (r.plan.job.deadline_s)
+    job.items.push_back({"deadline", fmt(*r.plan.job.deadline_s / 86400) + " days", "the plan", "", ""});
+  if (r.plan.job.budget_usd) job.items.push_back({"budget", "$" + fmt(*r.plan.job.budget_usd, 6), "the plan", "", ""});
+  job.items.push_back({"ranking",
+                       std::string(models::to_string(r.plan.search.rank_by)) + "; the best " +
+                           std::to_string(r.plan.search.top_k) +
+                           " of each ranking re-checked with the event simulation",
+                       "the plan", "", ""});
+  out.push_back(std::move(job));
+
+  if (r.plan.checkpoint) {
+    AssumptionGroup ck{.id = "checkpoint", .title = "Checkpoint storage"};
+    const auto& st = catalog.storage(r.plan.checkpoint->storage);
+    auto src = [&](const std::string& id) -> std::pair<std::string, std::string> {
+      if (!catalog.sources().count(id)) return {id, ""};
+      return {catalog.source(id).title, catalog.source(id).date};
+    };
+    const auto w = src(st.write_bandwidth_per_node.source);
+    ck.items.push_back(
+        {st.name + " write per node", format_bandwidth(st.write_bandwidth_per_node.value), w.first, w.second, ""});
+    const auto rd = src(st.read_bandwidth_per_node.source);
+    ck.items.push_back(
+        {st.name + " read per node", format_bandwidth(st.read_bandwidth_per_node.value), rd.first, rd.second, ""});
+    if (st.aggregate_limit) {
+      const auto a = src(st.aggregate_limit->source);
+      ck.items.push_back(
+          {st.name + " aggregate limit", format_bandwidth(st.aggregate_limit->value), a.first, a.second, ""});
+    }
+    const auto& spec = *r.plan.checkpoint;
+    std::string interval = spec.interval == models::CheckpointSpec::Interval::AUTO
+                               ? "auto (Young/Daly: sqrt(2 x write time / interruption rate))"
+                           : spec.interval == models::CheckpointSpec::Interval::STEPS
+                               ? "every " + std::to_string(spec.interval_steps) + " steps"
+                               : "every " + fmt(spec.interval_s / 3600) + " h of training";
+    ck.items.push_back({"interval", interval, "the plan", "", ""});
+    ck.items.push_back({"size",
+                        "weights + optimizer state of the whole model (bytes per element as in the memory model)",
+                        "memory model", "", ""});
+    out.push_back(std::move(ck));
+  }
+
+  AssumptionGroup cal{.id = "calibration", .title = "Calibration"};
+  for (const auto& sys : r.space.systems) {
+    if (!sys.profile) {
+      cal.items.push_back(
+          {sys.name, "defaults, uncalibrated (no calibration profile for this system)", "catalog", "", ""});
+      continue;
+    }
+    const auto& p = sys.profile->provenance();
+    cal.items.push_back({sys.name,
+                         "profile " + sys.profile->name() + (p.machine.empty() ? "" : ", measured on " + p.machine),
+                         sys.profile->file(), p.date, ""});
+  }
+  if (r.best) {
+    const auto& b = r.candidates[*r.best];
+    if (b.parameters_used > 0) {
+      cal.items.push_back(
+          {"parameters of the best candidate",
+           std::to_string(b.parameters_calibrated) + " of " + std::to_string(b.parameters_used) + " calibrated",
+           "step model", "", ""});
+    }
+  }
+  out.push_back(std::move(cal));
+
+  AssumptionGroup ver{.id = "versions", .title = "Model and versions"};
+  ver.items.push_back(
+      {"model", r.space.model.name + " (" + r.space.model.model_type + ")", r.space.model.source, "", ""});
+  std::set<std::string> nccl;
+  for (const auto& c : r.space.candidates) nccl.insert(c.scenario.nccl.version);
+  std::string versions;
+  for (const auto& v : nccl) versions += (versions.empty() ? "" : ", ") + v;
+  ver.items.push_back({"NCCL", versions + " (tuning constants of that release)", "scenario nccl.version", "", ""});
+  if (!options.generated_by.empty()) ver.items.push_back({"program", options.generated_by, "", "", ""});
+  out.push_back(std::move(ver));
+  return out;
+}
+
+}  // namespace clustersim::reports::plan_parts

@@ -1,0 +1,216 @@
+#include "models/plan_costs.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "hardware/catalog.hpp"
+#include "models/plan_runner.hpp"
+#include "models/plan_spec.hpp"
+#include "models/transformer_config.hpp"
+#include "unit/plan_fakes.hpp"
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = hardware::Catalog::load();
+  return c;
+}
+
+PlanSpec parse(const std::string& text) { return read_plan(parse_json_text(text, "plan.json"), "."); }
+
+// Llama-3-8B on 64 p5 nodes, one fixed layout, 2e12 tokens of 1024 x 8192-token batches.
+std::string p5_plan(const std::string& extra) {
+  return R"({"schema_version": 1, "name": "arith", "model": {"preset": "llama3-8b"},
+    "training": {"seq_len": 8192, "global_batch_size": 1024, "micro_batch_size": 1,
+                 "activation_checkpointing": "full"},
+    "parallelism": {"framework": "pytorch", "zero_stage": 3},
+    "cluster": {"system": "p5.48xlarge", "nodes": 64},
+    "sensitivity": {"enabled": false}, "job": {"tokens": 2e12})" +
+         extra + "}";
+}
+
+const OptionCost& option(const PlanCandidate& c, PricingOption o) {
+  for (const auto& x : c.costs) {
+    if (x.option == o) return x;
+  }
+  FAIL("option missing");
+  return c.costs.front();
+}
+
+}  // namespace
+
+TEST_CASE("steps, time to train, GPU-hours and dollars for a 5 s step on 64 p5 nodes", "[unit][plan]") {
+  const PlanSpec plan = parse(p5_plan(""));
+  const PlanResult r = run_plan(plan, catalog(), testing::constant_step(5.0, 4.5, 5.5));
+  REQUIRE(r.candidates.size() == 1);
+  const PlanCandidate& c = r.candidates[0];
+  REQUIRE(c.status == CandidateStatus::FEASIBLE);
+  // 2e12 tokens / (1024 x 8192 = 8,388,608 tokens per step) = 238,418.58 -> 238,419 steps.
+  CHECK(c.tokens_per_step == 8'388'608);
+  CHECK(c.steps == 238'419);
+  // 238,419 x 5.0 s = 1,192,095 s = 13.797 days (no checkpoint section: nothing added).
+  CHECK(c.wall.nominal_s == Approx(1'192'095.0));
+  CHECK(c.wall.nominal_s / 86400 == Approx(13.7974).epsilon(1e-4));
+  // Band: 238,419 x 4.5 s = 1,072,885.5 s and x 5.5 s = 1,311,304.5 s.
+  CHECK(c.wall_low_s == Approx(1'072'885.5));
+  CHECK(c.wall_high_s == Approx(1'311'304.5));
+  // 1,192,095 s = 331.1375 h; x 64 nodes = 21,192.8 node-hours; x 8 GPUs = 169,542.4 GPU-hours.
+  CHECK(c.node_hours == Approx(21'192.8));
+  CHECK(c.gpu_hours == Approx(169'542.4));
+  // On-demand: 21,192.8 instance-hours x 55.04 $/h = $1,166,451.71 (band x 4.5/5 and x 5.5/5:
+  // $1,049,806.54 to $1,283,096.88).
+  const OptionCost& od = option(c, PricingOption::ON_DEMAND);
+  CHECK(od.usd == Approx(1'166'451.712));
+  CHECK(od.usd_low == Approx(1'049'806.5408));
+  CHECK(od.usd_high == Approx(1'283'096.8832));
+  CHECK(od.quote.region == "us-east-1");
+  CHECK(od.quote.date == "2026-09-25");
+  // Capacity Blocks: 13.797 days -> 14 whole days paid upfront; 64 instances fit one block:
+  // 64 x 24 h x 14 days x 41.53 $/h = $893,061.12. At the slow end 15.18 days -> 16 days.
+  const OptionCost& cb = option(c, PricingOption::CAPACITY_BLOCK);
+  CHECK(cb.billed_days == 14);
+  CHECK(cb.blocks == 1);
+  CHECK(cb.usd == Approx(893'061.12));
+  CHECK(cb.usd_high == Approx(64 * 24 * 16 * 41.53));
+  // Savings Plans, commitment used in full: the plan rate for the job's hours.
+  // 21,192.8 h x 34.68 = $734,966.30 (1 year); x 23.78 = $503,964.78 (3 years).
+  CHECK(option(c, PricingOption::SAVINGS_PLAN_1YR).usd == Approx(734'966.304));
+  CHECK(option(c, PricingOption::SAVINGS_PLAN_3YR).usd == Approx(503'964.784));
+  // The cheapest option is the 3-year plan.
+  REQUIRE(c.cheapest_cost() != nullptr);
+  CHECK(c.cheapest_cost()->option == PricingOption::SAVINGS_PLAN_3YR);
+}
+
+TEST_CASE("checkpoints: size from the memory model's bytes per element, storage bandwidth, interval", "[unit][plan]") {
+  const auto model = builtin_model_preset("llama3-8b");
+  TrainingSpec t;
+  ParallelismSpec p;
+  p.framework = Framework::MEGATRON;
+  // Llama-3-8B has 8,030,261,248 parameters; bf16 weights 2 B + Adam moments 8 B + fp32 master 4 B
+  // = 14 B each: 112,423,657,472 B.
+  CHECK(checkpoint_bytes(model, t, p) == Approx(112'423'657'472.0));
+  // PyTorch AMP keeps fp32 parameters (4 B) and so no separate master copy: weights 4 B + Adam
+  // moments 8 B = 12 B each: 96,363,134,976 B.
+  p.framework = Framework::PYTORCH;
+  CHECK(checkpoint_bytes(model, t, p) == Approx(8'030'261'248.0 * 12));
+
+  // FSx for Lustre, 64 nodes: min(64 x 6 GB/s, 12 GB/s aggregate) = 12 GB/s;
+  // 112,423,657,472 B / 12e9 B/s = 9.3686 s.
+  const auto& fsx = catalog().storage("fsx-lustre-12tib");
+  const CheckpointCost c = checkpoint_cost(112'423'657'472.0, fsx, 64);
+  CHECK(c.aggregate_limited);
+  CHECK(c.write_bandwidth == Approx(12e9));
+  CHECK(c.write_s == Approx(9.368638));
+  // S3, 64 nodes x 5 GB/s = 320 GB/s: 0.3513 s.
+  CHECK(checkpoint_cost(112'423'657'472.0, catalog().storage("s3"), 64).write_s == Approx(0.351324));
+
+  // Every 2 h of training over 1,192,095 s: floor(165.57) = 165 checkpoints x 9.3686 s = 1,545.8 s.
+  CheckpointCost timed = c;
+  timed.interval_s = 7200;
+  const WallTime w = nominal_wall(1'192'095.0, timed);
+  CHECK(w.checkpoints == 165);
+  CHECK(w.nominal_s == Approx(1'193'640.825));
+
+  // Young/Daly: sqrt(2 C / lambda), lambda = 0.01 per node-day x 64 nodes / 86400 s
+  // = 7.407e-6 /s: sqrt(2 x 9.3686 / 7.407e-6) = 1,590.45 s.
+  CheckpointSpec spec;
+  spec.interval = CheckpointSpec::Interval::AUTO;
+  CHECK(resolve_interval(spec, 5.0, c.write_s, 0.01 * 64 / 86400) == Approx(1590.45).epsilon(1e-5));
+  spec.interval = CheckpointSpec::Interval::STEPS;
+  spec.interval_steps = 500;
+  // 500 steps x 5 s = 2,500 s.
+  CHECK(resolve_interval(spec, 5.0, c.write_s, 0) == 2500);
+}
+
+TEST_CASE("spot: expected interruptions, rework and the restart cost", "[unit][plan]") {
+  PricingSpec pricing;
+  pricing.options = {PricingOption::SPOT};
+  pricing.spot =
+      SpotSpec{.discount = std::nullopt, .price_per_hour = 20.0, .interruptions_per_node_day = 0.01, .restart_s = 900};
+  PriceQuote q;
+  q.option = PricingOption::SPOT;
+  q.available = true;
+  q.per_hour = 20;
+  q.assumed = true;
+  CostInputs in;
+  in.compute_s = in.compute_low_s = in.compute_high_s = 1'192'095.0;
+  in.nodes = 64;
+  in.checkpoint = checkpoint_cost(112'423'657'472.0, catalog().storage("fsx-lustre-12tib"), 64);
+  in.checkpoint.interval_s = 7200;
+  in.pricing = &pricing;
+  const OptionCost o = cost_option(q, in);
+  REQUIRE(o.available);
+  // lambda = 0.01 x 64 / 86400 = 7.407e-6 /s. Each interruption loses R + C_r + (I + C) / 2
+  // = 900 + 9.3686 + (7200 + 9.3686) / 2 = 4,514.05 s; lambda L = 0.033437.
+  // T_0 = 1,193,640.8 s (165 checkpoints); T = T_0 / (1 - 0.033437) = 1,234,933.8 s.
+  CHECK(o.wall_s == Approx(1'234'933.84));
+  // Expected interruptions lambda T = 9.148; cost 64 x 20 $/h x T / 3600 = $439,087.59.
+  CHECK(o.expected_interruptions == Approx(9.14766));
+  CHECK(o.usd == Approx(439'087.587));
+
+  // At 2 interruptions per node-day, lambda L = 64 x 2 / 86400 x 4,514 = 6.7 >= 1: never finishes.
+  pricing.spot->interruptions_per_node_day = 2;
+  const OptionCost never = cost_option(q, in);
+  CHECK_FALSE(never.available);
+  CHECK_THAT(never.reason, Catch::Contains("outpace progress"));
+}
+
+TEST_CASE("Capacity Blocks split past 64 instances or 182 days; Savings Plans dedicated pay the term", "[unit][plan]") {
+  PricingSpec pricing;
+  pricing.options = {PricingOption::CAPACITY_BLOCK, PricingOption::SAVINGS_PLAN_1YR};
+  PriceQuote cb;
+  cb.option = PricingOption::CAPACITY_BLOCK;
+  cb.available = true;
+  cb.per_hour = 41.53;
+  CostInputs in;
+  in.pricing = &pricing;
+  in.nodes = 130;
+  // 200 days of compute: 200 whole days; 130 instances need ceil(130 / 64) = 3 blocks side by side,
+  // 200 days need ceil(200 / 182) = 2 in a row: 6 blocks, flagged.
+  in.compute_s = in.compute_low_s = in.compute_high_s = 200 * 86400.0;
+  OptionCost o = cost_option(cb, in);
+  REQUIRE(o.available);
+  CHECK(o.blocks == 6);
+  CHECK(o.billed_days == 200);
+  // 130 x 24 h x 200 days x 41.53 $/h = $25,914,720.
+  CHECK(o.usd == Approx(25'914'720.0));
+  CHECK_THAT(o.notes.front(), Catch::Contains("3 blocks side by side") && Catch::Contains("2 blocks in a row"));
+  pricing.capacity_block_allow_split = false;
+  o = cost_option(cb, in);
+  CHECK_FALSE(o.available);
+  CHECK_THAT(o.reason, Catch::Contains("does not allow splitting"));
+
+  // A Savings Plan dedicated to the job: 1 year of 8,760 h for each of 130 instances at 34.68 $/h
+  // = $39,493,584, whatever the job's length below a year.
+  PriceQuote sp;
+  sp.option = PricingOption::SAVINGS_PLAN_1YR;
+  sp.available = true;
+  sp.per_hour = 34.68;
+  pricing.commitment = SavingsPlanCommitment::DEDICATED;
+  CHECK(cost_option(sp, in).usd == Approx(130 * 8760 * 34.68));
+}
+
+TEST_CASE("prices come from the catalog with date and region; spot from the plan is marked assumed", "[unit][plan]") {
+  PricingSpec pricing;
+  pricing.options = {PricingOption::ON_DEMAND, PricingOption::CAPACITY_BLOCK, PricingOption::SPOT};
+  pricing.spot =
+      SpotSpec{.discount = 0.6, .price_per_hour = std::nullopt, .interruptions_per_node_day = 0.01, .restart_s = 600};
+  const auto q = quote_prices(catalog(), "p4d.24xlarge", pricing);
+  REQUIRE(q.size() == 3);
+  CHECK(q[0].available);
+  CHECK(q[0].per_hour == Approx(21.96));
+  CHECK(q[0].source == "aws-price-list-2026-09-25");
+  // The catalog lists no Capacity Block price for p4d.
+  CHECK_FALSE(q[1].available);
+  CHECK_THAT(q[1].unavailable_reason, Catch::Contains("Capacity Blocks") && Catch::Contains("p4d.24xlarge"));
+  // 60% off 21.96 $/h = 8.784 $/h, the plan's assumption.
+  CHECK(q[2].available);
+  CHECK(q[2].assumed);
+  CHECK(q[2].per_hour == Approx(8.784));
+  CHECK_THAT(q[2].assumption, Catch::Contains("60% off on-demand"));
+  // A bare system has no price at all.
+  CHECK_FALSE(quote_prices(catalog(), "hgx-h100", pricing)[0].available);
+}

@@ -1,0 +1,184 @@
+#include "models/plan_runner.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "hardware/calibration_profile.hpp"
+#include "hardware/catalog.hpp"
+#include "models/plan_sensitivity.hpp"
+#include "reports/plan_report.hpp"
+#include "reports/report_format.hpp"
+#include "support/temp_dir.hpp"
+#include "unit/plan_fakes.hpp"
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = hardware::Catalog::load();
+  return c;
+}
+
+// Llama-3-8B under FSDP on 1, 2, 4 or 8 p5 nodes; 1e9 tokens of 64 x 4096-token batches:
+// 1e9 / 262,144 = 3,814.7 -> 3,815 steps.
+// `job` continues the job section, `extra` adds top-level sections.
+PlanSpec nodes_plan(const std::string& job, const std::string& extra = "") {
+  const std::string text = R"({"schema_version": 1, "name": "nodes", "model": {"preset": "llama3-8b"},
+      "training": {"seq_len": 4096, "global_batch_size": 64, "micro_batch_size": 1,
+                   "activation_checkpointing": "full"},
+      "parallelism": {"framework": "pytorch", "zero_stage": 3},
+      "cluster": {"system": "p5.48xlarge", "nodes": [1, 2, 4, 8]},
+      "job": {"tokens": 1e9)" +
+                           job + "}" + extra + "}";
+  return read_plan(parse_json_text(text, "plan.json"), ".");
+}
+
+std::size_t id_with_nodes(const PlanResult& r, int nodes) {
+  for (const auto& c : r.space.candidates) {
+    if (c.scenario.cluster.nodes == nodes) return c.index;
+  }
+  FAIL("no candidate");
+  return 0;
+}
+
+const OptionCost& sp3(const PlanCandidate& c) {
+  for (const auto& o : c.costs) {
+    if (o.option == PricingOption::SAVINGS_PLAN_3YR) return o;
+  }
+  FAIL("no 3-year plan");
+  return c.costs.front();
+}
+
+}  // namespace
+
+TEST_CASE("ranking by time and cost, the Pareto frontier, and the EVENT re-check rounds", "[unit][plan]") {
+  const PlanSpec plan = nodes_plan("", R"(, "search": {"top_k": 1}, "sensitivity": {"enabled": false})");
+  const PlanResult r = run_plan(plan, catalog(), testing::FakeStepModel{});
+  REQUIRE(r.candidates.size() == 4);
+  const std::size_t n1 = id_with_nodes(r, 1), n2 = id_with_nodes(r, 2), n4 = id_with_nodes(r, 4),
+                    n8 = id_with_nodes(r, 8);
+  // FAST step (fake): 320 s / GPUs + 0.5 s on more than one node: 40, 20.5, 10.5, 5.5 s. Node-seconds
+  // per step (what every price multiplies): 40, 41, 42, 44: more nodes are faster and dearer.
+  CHECK(r.candidates[n1].fast.step_time_s == Approx(40));
+  CHECK(r.candidates[n8].fast.step_time_s == Approx(5.5));
+  // Re-check rounds with top_k 1 (EVENT = 1.1 x FAST):
+  //   1: best by time n8, by cost n1 -> EVENT: n8 6.05 s (48.4 node-s), n1 44 s (44 node-s);
+  //      by cost n2 (41, FAST) now leads
+  //   2: n2 -> 22.55 s (45.1); n4 (42, FAST) leads
+  //   3: n4 -> 11.55 s (46.2); n1 (44) leads again: every best has been re-checked.
+  CHECK(r.rechecked == std::vector<std::size_t>{n1, n2, n4, n8});
+  CHECK(r.counts.rechecked == 4);
+  CHECK(r.candidates[n8].estimate().fidelity == Fidelity::EVENT);
+  CHECK(r.candidates[n8].estimate().step_time_s == Approx(6.05));
+  // Time ranking: n8 (6.05 s) < n4 (11.55) < n2 (22.55) < n1 (44).
+  CHECK(r.by_time == std::vector<std::size_t>{n8, n4, n2, n1});
+  // Cost ranking (cheapest option: 3-year Savings Plan for all): node-seconds 44 < 45.1 < 46.2 < 48.4.
+  CHECK(r.by_cost == std::vector<std::size_t>{n1, n2, n4, n8});
+  CHECK(r.best == n8);  // ranked by time (the default)
+  // Every candidate is on the frontier: each faster one costs more.
+  CHECK(r.frontier == std::vector<std::size_t>{n8, n4, n2, n1});
+  // n8: 3,815 steps x 6.05 s = 23,080.75 s; 8 nodes x 23.78 $/h x 23,080.75 s / 3600 = $1,219.70.
+  CHECK(r.candidates[n8].wall.nominal_s == Approx(23'080.75));
+  CHECK(sp3(r.candidates[n8]).usd == Approx(8 * 23.78 * 23'080.75 / 3600));
+  CHECK(r.counts.evaluated == 4);
+  CHECK(r.counts.feasible == 4);
+}
+
+TEST_CASE("deadline, budget and step-model failures make candidates infeasible, with reasons", "[unit][plan]") {
+  SECTION("a deadline of 10 h") {
+    // FAST x 3,815 steps: n8 5.5 s -> 20,982.5 s (EVENT 23,080.75 s) meets 36,000 s; n4 10.5 s ->
+    // 40,057.5 s does not, nor do n2 and n1.
+    const PlanResult r = run_plan(nodes_plan(R"(, "deadline": "10 h")"), catalog(), testing::FakeStepModel{});
+    CHECK(r.counts.feasible == 1);
+    CHECK(r.counts.misses_deadline == 3);
+    const auto& c = r.candidates[id_with_nodes(r, 4)];
+    CHECK(c.status == CandidateStatus::MISSES_DEADLINE);
+    CHECK_THAT(c.reason, Catch::Contains("past the deadline of 0.417 days"));
+  }
+  SECTION("a budget of 2,400 USD on demand, no re-check") {
+    // On-demand 55.04 $/h: node-seconds 3,815 x (40, 41, 42, 44) = 152,600, 156,415, 160,230,
+    // 167,860 -> $2,333.08, $2,391.41, $2,449.74, $2,566.39.
+    const PlanResult r = run_plan(
+        nodes_plan(R"(, "budget": "2400 USD")", R"(, "pricing": {"options": ["on_demand"]}, "search": {"top_k": 0})"),
+        catalog(), testing::FakeStepModel{});
+    CHECK(r.counts.feasible == 2);
+    CHECK(r.counts.over_budget == 2);
+    CHECK(r.candidates[id_with_nodes(r, 2)].costs[0].usd == Approx(2'391.41).epsilon(1e-5));
+    CHECK_THAT(r.candidates[id_with_nodes(r, 4)].reason, Catch::Contains("$2450") && Catch::Contains("$2400"));
+  }
+  SECTION("the step model rejects a layout") {
+    testing::FakeStepModel fake;
+    fake.fail_when = [](const Scenario& s) { return s.cluster.nodes == 2; };
+    const PlanResult r = run_plan(nodes_plan(""), catalog(), fake);
+    CHECK(r.counts.evaluation_failed == 1);
+    CHECK(r.counts.evaluated == 4);
+    CHECK_THAT(r.candidates[id_with_nodes(r, 2)].reason, Catch::Contains("unsupported layout"));
+  }
+}
+
+TEST_CASE("sensitivity of the best candidate: 2x network, NCCL settings, GEMM efficiency +-10%", "[unit][plan]") {
+  testing::TempDir scratch;
+  PlanRunOptions o;
+  o.scratch_dir = scratch.path();
+  const PlanResult r = run_plan(nodes_plan("", R"(, "search": {"top_k": 1})"), catalog(), testing::FakeStepModel{}, o);
+  REQUIRE(r.best == id_with_nodes(r, 8));
+  REQUIRE(r.sensitivity.size() == 5);
+  // Best: 8 nodes, EVENT 1.1 x (320/64 = 5 s compute + 0.5 s comm) = 6.05 s, 3,815 steps.
+  const auto& nic = r.sensitivity[0];
+  CHECK(nic.applied);
+  CHECK(nic.fidelity == Fidelity::EVENT);
+  CHECK_THAT(nic.label, Catch::Contains("EFA bandwidth x2") && Catch::Contains("100 Gb/s -> 200 Gb/s"));
+  // 2x NIC: comm 0.5 x 12.5 / 25 = 0.25 s: 1.1 x 5.25 = 5.775 s, -0.275 s per step;
+  // x 3,815 steps = -1,049.125 s = -0.012143 days.
+  CHECK(nic.delta_step_s == Approx(-0.275));
+  CHECK(nic.delta_days == Approx(-1049.125 / 86400));
+  // Dollars under the best's cheapest option (3-year plan): 8 x 23.78 $/h x -1,049.125 s / 3600.
+  CHECK(nic.delta_usd == Approx(8 * 23.78 * -1049.125 / 3600));
+  // NCCL_ALGO=Ring changes nothing in the fake; Tree cuts comm to 0.4 s: 1.1 x 5.4 = 5.94 s.
+  CHECK(r.sensitivity[1].label == "NCCL_ALGO=Ring");
+  CHECK(r.sensitivity[1].delta_step_s == Approx(0).margin(1e-12));
+  CHECK(r.sensitivity[2].delta_step_s == Approx(-0.11));
+  // GEMM +10%: the compute model's bf16 default 0.75 -> 0.825, compute 5 x 0.75 / 0.825 = 4.545 s:
+  // 1.1 x 5.045 = 5.55 s (-0.5 s). -10%: 0.675, compute 5.556 s: 1.1 x 6.056 = 6.661 s (+0.611 s).
+  CHECK_THAT(r.sensitivity[3].label, Catch::Contains("+10%") && Catch::Contains("0.825"));
+  CHECK(r.sensitivity[3].delta_step_s == Approx(-0.5));
+  CHECK(r.sensitivity[4].delta_step_s == Approx(1.1 * (5 * 0.75 / 0.675 + 0.5) - 6.05));
+  // The derived profile is a valid profile file the scenario names.
+  const auto derived = hardware::CalibrationProfile::load((scratch.path() / "sensitivity-gemm-up.json").string());
+  CHECK(derived.find("compute.gemm.bf16.max_efficiency")->value == Approx(0.825));
+
+  // Without a scratch directory the GEMM rows are skipped, with the reason.
+  const PlanResult q = run_plan(nodes_plan("", R"(, "search": {"top_k": 0})"), catalog(), testing::FakeStepModel{});
+  CHECK_FALSE(q.sensitivity[3].applied);
+  CHECK_THAT(q.sensitivity[3].skipped_reason, Catch::Contains("scratch directory"));
+  CHECK(q.sensitivity[0].fidelity == Fidelity::FAST);
+}
+
+TEST_CASE("plan output is byte-identical whatever the thread count", "[unit][plan]") {
+  const std::string text = R"({"schema_version": 1, "name": "determinism", "model": {"preset": "llama3-8b"},
+      "training": {"seq_len": 4096, "global_batch_size": 64},
+      "parallelism": {"framework": "megatron", "tensor": "auto", "pipeline": "auto"},
+      "cluster": {"system": ["p4de.24xlarge", "p5.48xlarge"], "nodes": [1, 2, 4]},
+      "nccl": {"env": {"NCCL_ALGO": ["Ring", "Tree"]}},
+      "job": {"tokens": 1e10, "deadline": "20 days"},
+      "pricing": {"spot": {"discount": 0.6, "interruptions_per_node_day": 0.05, "restart_time": "10 min"}},
+      "checkpoint": {"storage": "fsx-lustre-12tib", "interval": "auto"}})";
+  const PlanSpec plan = read_plan(parse_json_text(text, "determinism.json"), ".");
+  auto render = [&](int threads) {
+    testing::TempDir scratch;
+    PlanRunOptions o;
+    o.threads = threads;
+    o.scratch_dir = scratch.path();
+    const PlanResult r = run_plan(plan, catalog(), testing::FakeStepModel{}, o);
+    const auto report = reports::build_plan_report(r, catalog(), {.generated_by = "clustersim test"});
+    return std::make_pair(reports::render_plan_result(r, report),
+                          reports::render_report(report, reports::ReportFormat::HTML));
+  };
+  const auto one = render(1);
+  const auto four = render(4);
+  CHECK(one.first.size() > 100000);
+  CHECK(one.first == four.first);
+  CHECK(one.second == four.second);
+}
