@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "calibrate/compute_fit.hpp"
@@ -155,8 +156,11 @@ void add_calibrate_fit(CLI::App& calibrate, Context& ctx) {
     }
     t.write(out, "  ");
     out << "\nCompute and host model, held-out time error (k-fold):\n" << compute_report.to_text();
-    for (const auto& n : nccl_report.notes) ctx.err << "note: " << n << '\n';
-    for (const auto& n : compute_report.notes) ctx.err << "note: " << n << '\n';
+    // compute_report.to_text() already lists its notes; the NCCL fitter's repeat per series.
+    std::set<std::string> seen;
+    for (const auto& n : nccl_report.notes) {
+      if (seen.insert(n).second) ctx.err << "note: " << n << '\n';
+    }
   });
 }
 
