@@ -118,10 +118,13 @@ class FlowNetwork final : public Model, private EventHandler {
   const Topology& topology() const { return topology_; }
   Simulation& simulation() { return sim_; }
 
-  // Starts a transfer of `bytes` from src to dst on the router's route.
+  // Starts a transfer of `bytes` from src to dst on the router's route. Endpoints are devices
+  // (GPU, NIC, host memory, CPU socket, PCIe switch, NVSwitch), never network switches.
   FlowId transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComplete on_complete = {},
                   const FlowOptions& options = {});
-  // Starts a transfer along an explicit route (link ids, in order).
+  // Starts a transfer along an explicit route: link ids in order, each starting where the previous
+  // one ended, visiting no vertex twice, not starting or ending at a network switch
+  // (std::invalid_argument otherwise).
   FlowId transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete = {}, const FlowOptions& options = {});
 
   // Many transfers at once, all reporting to one handler (rates are recomputed once for all).
@@ -166,6 +169,8 @@ class FlowNetwork final : public Model, private EventHandler {
   };
 
   void handle_event(Simulation& sim, std::uint64_t tag) override;
+  void check_endpoint(VertexId v) const;
+  void check_route(const Route& route) const;
   FlowId start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn, const FlowOptions& options);
   std::uint32_t allocate_slot();
   void release_slot(std::uint32_t slot);
@@ -184,18 +189,21 @@ class FlowNetwork final : public Model, private EventHandler {
   MaxMinSolver solver_;
 
   // Per flow slot.
-  std::vector<std::uint32_t> generation_;
-  std::vector<std::uint8_t> state_;
-  std::vector<std::uint64_t> seq_;
-  std::vector<std::int64_t> start_ps_;
-  std::vector<std::int64_t> bytes_;
-  std::vector<double> left_;        // bytes left at last_ps_
-  std::vector<std::int64_t> last_ps_;
-  std::vector<double> cap_;
-  std::vector<FlowHandler*> handler_;
-  std::vector<std::uint32_t> function_;  // index in functions_, or NO_FUNCTION
-  std::vector<std::uint64_t> tag_;
-  std::vector<std::uint32_t> latent_route_;  // index in routes_ while latent
+  struct FlowRecord {
+    std::uint64_t seq = 0;
+    std::int64_t start_ps = 0;
+    std::int64_t bytes = 0;
+    double left = 0;  // bytes left at last_ps
+    std::int64_t last_ps = 0;
+    double cap = 0;
+    FlowHandler* handler = nullptr;
+    std::uint64_t tag = 0;
+    std::uint32_t generation = 0;
+    std::uint32_t function = UINT32_MAX;      // index in functions_, or none
+    std::uint32_t latent_route = UINT32_MAX;  // index in routes_ while latent
+    std::uint8_t state = FREE;
+  };
+  std::vector<FlowRecord> flows_;  // by slot
   std::vector<std::uint32_t> free_slots_;
 
   std::vector<FlowFunction> functions_;
@@ -203,8 +211,8 @@ class FlowNetwork final : public Model, private EventHandler {
   std::vector<Route> routes_;
   std::vector<std::uint32_t> free_routes_;
 
-  IndexedHeap<Key> completions_;  // active flows by predicted completion
-  IndexedHeap<Key> latent_;       // flows in their start latency, by its end
+  IndexedHeap<Key, 4> completions_;  // active flows by predicted completion
+  IndexedHeap<Key, 4> latent_;       // flows in their start latency, by its end
   std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
   std::size_t ready_head_ = 0;
   std::vector<std::uint32_t> finished_;

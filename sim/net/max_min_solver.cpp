@@ -25,7 +25,10 @@ void for_each_bit(std::uint32_t mask, F&& fn) {
 }
 }  // namespace
 
-MaxMinSolver::MaxMinSolver(std::span<const double> capacities) {
+MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const std::uint8_t> never_binds) {
+  if (!never_binds.empty() && never_binds.size() != capacities.size()) {
+    throw std::invalid_argument("never_binds must have one entry per link");
+  }
   links_.resize(capacities.size());
   for (std::size_t l = 0; l < capacities.size(); ++l) {
     const double c = capacities[l];
@@ -34,6 +37,7 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities) {
     }
     links_[l].capacity = c;
     links_[l].threshold = c * (1 - TOLERANCE);
+    links_[l].never_binds = !never_binds.empty() && never_binds[l] != 0;
   }
   stats_.resize(capacities.size());
   members_.resize(capacities.size());
@@ -148,7 +152,7 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
     k.potential += potential;
     if (k.hot) {
       f.hot_mask |= 1U << h;
-    } else if (k.potential >= k.threshold) {
+    } else if (k.potential >= k.threshold && !k.never_binds) {
       turn_hot(l);  // sets this flow's bit too
     }
   }
@@ -248,9 +252,9 @@ void MaxMinSolver::freeze_link(LinkId l, double level) {
 void MaxMinSolver::fill() {
   ++fill_epoch_;
   ++counters_.fills;
-  counters_.flows_solved += set_.size();
+  counters_.flows_solved += part_.size();
   fill_links_.clear();
-  for (const std::uint32_t x : set_) {
+  for (const std::uint32_t x : part_) {
     const Flow& f = flows_[x];
     const std::uint32_t begin = f.hop_begin;
     for_each_bit(f.hot_mask, [&](std::uint32_t h) {
@@ -259,6 +263,10 @@ void MaxMinSolver::fill() {
       if (k.fill_epoch != fill_epoch_) {
         k.fill_epoch = fill_epoch_;
         fill_links_.push_back(l);
+        if (k.solve_epoch != epoch_) {
+          k.solve_epoch = epoch_;
+          solve_links_.push_back(l);
+        }
         k.rem = k.capacity - k.load;
         k.capsum = 0;
         k.fill_level = NO_CAP;
@@ -277,10 +285,10 @@ void MaxMinSolver::fill() {
   }
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
 
-  if (set_.size() == 1) {
+  if (part_.size() == 1) {
     // One flow: its rate is the least of its cap and what each of its links has left (the same
     // choice as the general fill below, ties going to the lowest link id, then to the cap).
-    const std::uint32_t x = set_.front();
+    const std::uint32_t x = part_.front();
     Key best{flows_[x].cap, cap_base + x};
     for (const LinkId l : fill_links_) {
       Link& k = links_[l];
@@ -305,16 +313,16 @@ void MaxMinSolver::fill() {
     if (k.capsum > k.rem) candidates_.push_back(l);
   }
 
-  if (candidates_.size() + set_.size() <= LINEAR_FILL_LIMIT) {
+  if (candidates_.size() + part_.size() <= LINEAR_FILL_LIMIT) {
     // Small: find the next event by scanning the candidate links, with the caps in sorted order;
     // no heap. Same keys and ties as the heap.
     caps_.clear();
-    for (const std::uint32_t x : set_) {
+    for (const std::uint32_t x : part_) {
       if (flows_[x].cap != NO_CAP) caps_.push_back(Key{flows_[x].cap, cap_base + x});
     }
     std::sort(caps_.begin(), caps_.end());
     std::size_t next_cap = 0;
-    std::size_t unfrozen = set_.size();
+    std::size_t unfrozen = part_.size();
     while (unfrozen > 0) {
       Key best{NO_CAP, UINT32_MAX};
       for (const LinkId l : candidates_) {
@@ -340,7 +348,7 @@ void MaxMinSolver::fill() {
 
   heap_.clear();
   for (const LinkId l : candidates_) heap_.push(l, Key{links_[l].rem / links_[l].n, l});
-  for (const std::uint32_t x : set_) {
+  for (const std::uint32_t x : part_) {
     if (flows_[x].cap != NO_CAP) heap_.push(cap_base + x, Key{flows_[x].cap, cap_base + x});
   }
   while (!heap_.empty()) {
@@ -386,7 +394,34 @@ bool MaxMinSolver::find_violations() {
   }
   counters_.outsiders_added += violators_.size();
   for (const std::uint32_t x : violators_) gather(x);
-  return !violators_.empty();
+  if (violators_.empty()) return false;
+  // Only the violators and the flows of A they are coupled to (through shared hot links, directly
+  // or not) are filled again; the rest of A keeps what the last fill gave it.
+  ++part_epoch_;
+  part_.clear();
+  for (const std::uint32_t x : violators_) {
+    if (flows_[x].part != part_epoch_) {
+      flows_[x].part = part_epoch_;
+      part_.push_back(x);
+    }
+  }
+  for (std::size_t i = 0; i < part_.size(); ++i) {
+    const Flow& f = flows_[part_[i]];
+    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+      const LinkId l = hops_[f.hop_begin + h].link;
+      Link& k = links_[l];
+      if (k.visit == part_epoch_) return;
+      k.visit = part_epoch_;
+      for (const LinkMember& m : members_[l]) {
+        Flow& g = flows_[m.flow];
+        if (g.in_set == epoch_ && g.part != part_epoch_) {
+          g.part = part_epoch_;
+          part_.push_back(m.flow);
+        }
+      }
+    });
+  }
+  return true;
 }
 
 // One started flow and nothing else to redo: if it fits without disturbing anyone, rate it in one
@@ -467,11 +502,13 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   }
   dirty_.clear();
   if (set_.empty()) return changes_;
+  solve_links_.clear();
+  part_.assign(set_.begin(), set_.end());
   do {
     fill();
   } while (find_violations());
 
-  for (const LinkId l : fill_links_) {
+  for (const LinkId l : solve_links_) {
     Link& k = links_[l];
     k.load = std::max(0.0, k.capacity - k.rem);
     if (k.fill_level != NO_CAP) k.level = k.fill_level;
@@ -505,7 +542,8 @@ std::size_t MaxMinSolver::memory_bytes() const {
   b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop);
   for (const auto& f : free_hops_) b += sizeof(f) + f.capacity() * sizeof(std::uint32_t);
   b += (added_.capacity() + set_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
-  b += (dirty_.capacity() + fill_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);
+  b += (dirty_.capacity() + fill_links_.capacity() + solve_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);
+  b += part_.capacity() * sizeof(std::uint32_t) + caps_.capacity() * sizeof(Key);
   b += changes_.capacity() * sizeof(RateChange) + heap_.memory_bytes();
   return b;
 }

@@ -25,7 +25,8 @@
 // A is filled against what the other flows ("outsiders", rates unchanged) leave:
 // rem_l = C_l - sum_{g not in A} r_g. The result is the global max-min allocation exactly when
 // every outsider still meets the condition above; on a link l of A's routes an outsider g fails
-// it in one of three ways, and each such g joins A before the fill is redone:
+// it in one of three ways, and each such g joins A, which is filled again (only the part of A
+// coupled to the newcomers through shared hot links: the rest cannot move):
 //   (V1) l froze flows of A at level lambda and g runs faster than lambda (g must yield);
 //   (V2) g was bottlenecked on l and l is no longer saturated (g may speed up);
 //   (V3) g was bottlenecked on l and a flow of A now runs faster than g on l (g may take more).
@@ -97,8 +98,10 @@ class MaxMinSolver {
   static constexpr double NO_CAP = std::numeric_limits<double>::infinity();
   static constexpr std::size_t MAX_HOPS = 32;
 
-  // One capacity per link, bytes/s, positive and finite.
-  explicit MaxMinSolver(std::span<const double> capacities);
+  // One capacity per link, bytes/s, positive and finite. `never_binds` (empty, or one entry per
+  // link) marks links that can never be a constraint (Topology::never_overloaded_links): they
+  // stay cold whatever their flows.
+  explicit MaxMinSolver(std::span<const double> capacities, std::span<const std::uint8_t> never_binds = {});
 
   // The clock (picoseconds) at which the following changes happen; never decreases.
   void set_time(std::int64_t now_ps) { now_ps_ = now_ps; }
@@ -146,8 +149,11 @@ class MaxMinSolver {
     double level = 0;            // rate of the flows bottlenecked here (when bottlenecked > 0)
     double potential = 0;        // sum of the potentials of the flows on the link
     bool hot = false;            // potential >= threshold: the link may bind; load is kept
+    bool never_binds = false;    // stays cold whatever its flows
     std::uint32_t bottlenecked = 0;
-    std::uint32_t fill_epoch = 0;  // the scratch below belongs to the fill with this epoch
+    std::uint32_t fill_epoch = 0;   // the scratch below belongs to the fill with this epoch
+    std::uint32_t solve_epoch = 0;  // the link is in solve_links_ of the solve with this epoch
+    std::uint32_t visit = 0;        // part epoch of the last coupling search that reached it
     // Scratch of one fill.
     double rem = 0;         // capacity left for A's unfrozen flows
     double capsum = 0;      // sum of the caps of A's flows on the link
@@ -177,6 +183,7 @@ class MaxMinSolver {
     std::uint32_t new_bottleneck = UNSOLVED;
     std::uint32_t in_set = 0;  // epoch at which the flow joined A
     std::uint32_t frozen = 0;  // fill epoch at which the flow was frozen
+    std::uint32_t part = 0;    // part epoch at which the flow joined the part being refilled
     std::uint8_t hop_count = 0;
     std::uint8_t state = FREE;
   };
@@ -217,7 +224,9 @@ class MaxMinSolver {
   std::vector<LinkId> dirty_;
   std::vector<std::uint32_t> set_;
   std::vector<std::uint32_t> violators_;
-  std::vector<LinkId> fill_links_;
+  std::vector<std::uint32_t> part_;  // the flows of A that the next fill rates
+  std::vector<LinkId> fill_links_;   // hot links of the last fill
+  std::vector<LinkId> solve_links_;  // hot links of all fills of this solve
   std::vector<LinkId> candidates_;  // fill links that may hold a flow of A back
   std::vector<Key> caps_;           // caps of A's flows, ascending
   std::vector<RateChange> changes_;
@@ -225,6 +234,7 @@ class MaxMinSolver {
 
   std::uint32_t epoch_ = 0;
   std::uint32_t fill_epoch_ = 0;
+  std::uint32_t part_epoch_ = 0;
   std::int64_t now_ps_ = 0;
   SolverCounters counters_;
 };
