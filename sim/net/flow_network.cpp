@@ -287,10 +287,7 @@ void FlowNetwork::arm(TimePoint t) {
 }
 
 void FlowNetwork::rearm() {
-  TimePoint next = TimePoint::max();
-  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key().time);
-  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key().time));
-  if (ready_head_ < ready_.size() || solver_.needs_solve()) next = sim_.now();
+  const TimePoint next = next_time();
   if (next == TimePoint::max()) {
     if (wake_.valid()) sim_.cancel(wake_);
     wake_ = EventId{};
@@ -322,6 +319,32 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
   wake_ = EventId{};
   wake_time_ = TimePoint::max();
   in_event_ = true;
+  try {
+    for (;;) {
+      process_due(sim);
+      // Go straight on to the network's next time when nothing else comes first.
+      const TimePoint next = next_time();
+      if (next == TimePoint::max() || next == sim.now() || !sim.advance_to(next)) break;
+    }
+  } catch (...) {
+    in_event_ = false;
+    throw;
+  }
+  in_event_ = false;
+  rearm();
+}
+
+TimePoint FlowNetwork::next_time() const {
+  TimePoint next = TimePoint::max();
+  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key().time);
+  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key().time));
+  if (ready_head_ < ready_.size() || solver_.needs_solve()) next = sim_.now();
+  return next;
+}
+
+// Everything due at the current time: ends of latencies, completions and their callbacks, then
+// one recomputation of rates.
+void FlowNetwork::process_due(Simulation& sim) {
   const std::int64_t now = sim.now().picoseconds();
   solver_.set_time(now);
   try {
@@ -392,11 +415,8 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
       if (flows_[f].state == FINISHING) release_slot(f);
     }
     finished_.clear();
-    in_event_ = false;
     throw;
   }
-  in_event_ = false;
-  rearm();
 }
 
 }  // namespace clustersim::sim

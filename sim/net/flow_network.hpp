@@ -17,7 +17,8 @@
 // Predicted completions and the ends of start latencies sit in one indexed binary heap keyed by
 // (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
 // list for the event at the current time); the network keeps a single engine event armed at the
-// earliest of them.
+// earliest of them, and when its event is done goes straight on to its next time if nothing else
+// is due first (Simulation::advance_to).
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their
@@ -169,6 +170,8 @@ class FlowNetwork final : public Model, private EventHandler {
   };
 
   void handle_event(Simulation& sim, std::uint64_t tag) override;
+  void process_due(Simulation& sim);
+  TimePoint next_time() const;
   void check_endpoint(VertexId v) const;
   void check_route(const Route& route) const;
   FlowId start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn, const FlowOptions& options);
