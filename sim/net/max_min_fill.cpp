@@ -233,51 +233,62 @@ bool MaxMinSolver::find_violations() {
   return true;
 }
 
-// One started flow and nothing else to redo: if it fits without disturbing anyone, rate it in one
-// pass over its hot links. Returns false (having changed nothing) when the general fill is needed.
-bool MaxMinSolver::solve_alone(std::uint32_t x) {
+// One flow rated on its own against everything else as it stands: its rate is the least of its
+// cap and what each of its hot links leaves it (its own old rate given back), exactly what a fill
+// of A = {it} gives; the change is kept only when no other flow's max-min condition fails on its
+// links (V1 to V3 of the header, checked here for a single flow). Returns false, having changed
+// nothing, when the general fill is needed.
+bool MaxMinSolver::rate_alone(std::uint32_t x) {
   Flow& f = flows_[x];
+  const bool pending = f.state == PENDING;
+  const double old_rate = pending ? 0.0 : f.rate;
   const std::uint32_t begin = f.hop_begin;
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   Key best{f.cap, cap_base + x};
-  bool blocked = false;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
     const LinkId l = hops_[begin + h].link;
     const Link& k = links_[l];
-    // A link where others are bottlenecked is saturated: the flow would take from them.
-    if (k.bottlenecked > 0) blocked = true;
-    const Key key{std::max(k.capacity - k.load, 0.0), l};
+    const Key key{std::max(k.capacity - k.load + old_rate, 0.0), l};
     if (key < best) best = key;
   });
-  if (blocked) return false;
   const double rate = best.level;
   if (best.id < cap_base) {
-    // It fills a link: flows there that run faster than it must share (V1), so not alone.
+    // V1: flows on the link it fills that run faster must share it.
     const double limit = rate * (1 + TOLERANCE);
     for (const LinkMember& m : links_[best.id].members) {
       if (m.flow != x && flows_[m.flow].rate > limit) return false;
     }
   }
-  ++counters_.solves;
-  ++counters_.alone;
-  ++counters_.fills;
-  ++counters_.flows_solved;
+  bool disturbs = false;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
     const LinkId l = hops_[begin + h].link;
-    links_[l].load += rate;
+    const Link& k = links_[l];
+    const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
+    if (others == 0) return;
+    // V2: the others bottlenecked here would get room; V3: it would overtake them.
+    if (k.load + rate - old_rate < k.threshold || rate > k.level * (1 + TOLERANCE)) disturbs = true;
+  });
+  if (disturbs) return false;
+
+  ++counters_.alone;
+  ++counters_.flows_solved;
+  const std::uint32_t bottleneck = best.id < cap_base ? best.id : CAPPED;
+  if (bottleneck != f.bottleneck) {
+    if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
+    if (bottleneck < links_.size()) ++links_[bottleneck].bottlenecked;
+    f.bottleneck = bottleneck;
+  }
+  if (bottleneck < links_.size()) links_[bottleneck].level = rate;
+  if (!pending && std::abs(rate - old_rate) <= RATE_TOLERANCE * std::max(rate, old_rate)) return true;
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+    const LinkId l = hops_[begin + h].link;
+    links_[l].load = std::max(0.0, links_[l].load + rate - old_rate);
     note_saturation(l);
   });
-  if (best.id < cap_base) {
-    f.bottleneck = best.id;
-    links_[best.id].level = rate;
-    ++links_[best.id].bottlenecked;
-  } else {
-    f.bottleneck = CAPPED;
-  }
   f.state = LIVE;
   f.rate = rate;
-  apply_new_rate(x, 0.0, rate);
-  changes_.push_back(RateChange{x, 0.0, rate});
+  apply_new_rate(x, old_rate, rate);
+  changes_.push_back(RateChange{x, old_rate, rate});
   ++counters_.rate_changes;
   return true;
 }
@@ -285,11 +296,30 @@ bool MaxMinSolver::solve_alone(std::uint32_t x) {
 std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   changes_.clear();
   if (added_.empty() && dirty_.empty()) return changes_;
-  if (added_.size() == 1 && dirty_.empty() && solve_alone(added_.front())) {
-    added_.clear();
-    return changes_;
-  }
   ++counters_.solves;
+  // First, one change at a time where a single flow can absorb it on its own: a link that lost a
+  // flow and has one other flow bottlenecked on it, a flow that started.
+  std::size_t kept = 0;
+  for (const LinkId l : dirty_) {
+    std::uint32_t only = UINT32_MAX;
+    std::uint32_t count = 0;
+    for (const LinkMember& m : links_[l].members) {
+      if (flows_[m.flow].bottleneck == l) {
+        only = m.flow;
+        ++count;
+      }
+    }
+    if (count == 0 || (count == 1 && rate_alone(only))) continue;
+    dirty_[kept++] = l;
+  }
+  dirty_.resize(kept);
+  kept = 0;
+  for (const std::uint32_t x : added_) {
+    if (!rate_alone(x)) added_[kept++] = x;
+  }
+  added_.resize(kept);
+  if (added_.empty() && dirty_.empty()) return changes_;
+
   ++epoch_;
   set_.clear();
   for (const std::uint32_t x : added_) gather(x);

@@ -85,9 +85,9 @@ struct LinkUsage {
 };
 
 struct SolverCounters {
-  std::uint64_t solves = 0;           // recomputations that had work to do
-  std::uint64_t alone = 0;            // of which: one started flow rated in one pass
-  std::uint64_t flows_solved = 0;     // sum of |A| over fills
+  std::uint64_t solves = 0;           // recomputations that had work to do (one per network event)
+  std::uint64_t alone = 0;            // flows rated on their own, without a fill
+  std::uint64_t flows_solved = 0;     // flows rated: sum of |A| over fills, plus those alone
   std::uint64_t fills = 0;            // progressive fills (>= solves: a fill is redone when A grows)
   std::uint64_t outsiders_added = 0;  // flows that joined A after a fill (V1 to V3)
   std::uint64_t rate_changes = 0;     // flows whose rate changed
@@ -216,7 +216,7 @@ class MaxMinSolver {
   void add_unlisted_load(Link& k, double delta);
   void apply_new_rate(std::uint32_t flow, double old_rate, double new_rate);
   void gather(std::uint32_t flow);
-  bool solve_alone(std::uint32_t flow);
+  bool rate_alone(std::uint32_t flow);
   void fill();
   bool find_violations();
   template <bool WITH_HEAP>
