@@ -214,8 +214,8 @@ class FlowNetwork final : public Model, private EventHandler {
   std::vector<Route> routes_;
   std::vector<std::uint32_t> free_routes_;
 
-  IndexedHeap<Key, 4> completions_;  // active flows by predicted completion
-  IndexedHeap<Key, 4> latent_;       // flows in their start latency, by its end
+  IndexedHeap<Key> completions_;  // active flows by predicted completion
+  IndexedHeap<Key> latent_;       // flows in their start latency, by its end
   std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
   std::size_t ready_head_ = 0;
   std::vector<std::uint32_t> finished_;

@@ -9,6 +9,10 @@
 
 namespace clustersim::sim {
 
+namespace {
+constexpr std::uint32_t NO_HOP = UINT32_MAX;
+}  // namespace
+
 using max_min_detail::for_each_bit;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
@@ -49,12 +53,11 @@ void MaxMinSolver::freeze(std::uint32_t flow, double rate, std::uint32_t bottlen
 // Freezes every unfrozen flow of A on link l at `level`.
 template <bool WITH_HEAP>
 void MaxMinSolver::freeze_link(LinkId l, double level) {
-  links_[l].fill_level = level;
-  const auto& m = links_[l].members;
-  for (std::size_t i = 0; i < m.size() && links_[l].n > 0; ++i) {
-    const std::uint32_t x = m[i].flow;
-    const Flow& f = flows_[x];
-    if (f.in_set == epoch_ && f.frozen != fill_epoch_) freeze<WITH_HEAP>(x, level, l);
+  Link& k = links_[l];
+  k.fill_level = level;
+  for (std::uint32_t hi = k.a_head; hi != NO_HOP && k.n > 0; hi = hop_next_[hi]) {
+    const std::uint32_t x = hops_[hi].flow;
+    if (flows_[x].frozen != fill_epoch_) freeze<WITH_HEAP>(x, level, l);
   }
 }
 
@@ -83,7 +86,10 @@ void MaxMinSolver::fill() {
         k.n = 0;
         k.in_a = 0;
         k.a_bottlenecked = 0;
+        k.a_head = NO_HOP;
       }
+      hop_next_[begin + h] = k.a_head;
+      k.a_head = begin + h;
       // The flow's old rate goes back into what is left for A.
       k.rem += f.rate;
       k.capsum += f.cap;
@@ -221,11 +227,14 @@ bool MaxMinSolver::find_violations() {
       Link& k = links_[l];
       if (k.visit == part_epoch_) return;
       k.visit = part_epoch_;
-      for (const LinkMember& m : links_[l].members) {
-        Flow& g = flows_[m.flow];
-        if (g.in_set == epoch_ && g.part != part_epoch_) {
+      // The flows of A on the link are those of the last fill that took it in (no fill of this
+      // solve took it in: none but newcomers).
+      if (k.solve_epoch != epoch_) return;
+      for (std::uint32_t hi = k.a_head; hi != NO_HOP; hi = hop_next_[hi]) {
+        Flow& g = flows_[hops_[hi].flow];
+        if (g.part != part_epoch_) {
           g.part = part_epoch_;
-          part_.push_back(m.flow);
+          part_.push_back(hops_[hi].flow);
         }
       }
     });

@@ -45,6 +45,7 @@ std::uint32_t MaxMinSolver::allocate_hops(std::size_t n) {
   }
   const auto b = static_cast<std::uint32_t>(hops_.size());
   hops_.resize(hops_.size() + n);
+  hop_next_.resize(hops_.size());
   return b;
 }
 
@@ -147,11 +148,11 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
     if (k.flows++ == 0) k.busy_since = now_ps_;
     if (k.flows > k.peak_flows) k.peak_flows = k.flows;
     if (k.never_binds) {
-      hops_[begin + h] = Hop{l, UNLISTED};
+      hops_[begin + h] = Hop{l, UNLISTED, flow};
       f.never_mask |= 1U << h;
       continue;
     }
-    hops_[begin + h] = Hop{l, static_cast<std::uint32_t>(k.members.size())};
+    hops_[begin + h] = Hop{l, static_cast<std::uint32_t>(k.members.size()), flow};
     k.members.push_back(LinkMember{flow, begin + static_cast<std::uint32_t>(h)});
     k.potential += potential;
     if (k.hot) {
@@ -213,7 +214,7 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
 std::size_t MaxMinSolver::memory_bytes() const {
   std::size_t b = links_.capacity() * sizeof(Link);
   for (const Link& k : links_) b += k.members.capacity() * sizeof(LinkMember);
-  b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop);
+  b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop) + hop_next_.capacity() * sizeof(std::uint32_t);
   for (const auto& f : free_hops_) b += sizeof(f) + f.capacity() * sizeof(std::uint32_t);
   b += (added_.capacity() + set_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
   b += (dirty_.capacity() + fill_links_.capacity() + solve_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);

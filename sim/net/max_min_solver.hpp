@@ -169,6 +169,7 @@ class MaxMinSolver {
     std::uint32_t in_a = 0;         // fill scratch: A's flows on the link
     std::uint32_t a_bottlenecked = 0;  // fill scratch: A's flows whose old bottleneck is the link
     std::uint32_t flows = 0;           // flows on the link (listed in members, unless never_binds)
+    std::uint32_t a_head = 0;          // fill scratch: first hop of A on the link (list in hop_next_)
     std::uint32_t peak_flows = 0;
     bool hot = false;          // potential >= threshold: the link may bind; load is kept
     bool never_binds = false;  // no list, never hot
@@ -199,7 +200,8 @@ class MaxMinSolver {
   };
   struct Hop {
     LinkId link;
-    std::uint32_t pos;  // index in the link's members, UNLISTED on a link that never binds
+    std::uint32_t pos;   // index in the link's members, UNLISTED on a link that never binds
+    std::uint32_t flow;  // whose hop it is
   };
   struct Key {
     double level;
@@ -227,6 +229,7 @@ class MaxMinSolver {
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<Hop> hops_;
+  std::vector<std::uint32_t> hop_next_;  // fill scratch: next hop of A on the same link
   std::vector<std::vector<std::uint32_t>> free_hops_;  // free hop blocks by length
 
   // Work lists (kept between solves so that they allocate nothing once grown).
