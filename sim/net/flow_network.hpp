@@ -4,7 +4,8 @@
 //
 // A flow of B bytes on a route R with an optional rate cap c:
 //   t_start            when transfer() is called;
-//   t_active = t_start + sum_{l in R} latency_l  (the route's latency, paid once, before any byte moves);
+//   t_active = t_start + sum_{l in R} latency_l (the route's latency, paid once, before any byte
+//              moves);
 //   then its bytes move at its max-min fair rate r(t) (max_min_solver.hpp), which changes whenever
 //   a flow starts or ends anywhere its bottleneck can feel it;
 //   t_end: the first time with integral_{t_active}^{t_end} r(t) dt = B, rounded once to the
@@ -14,7 +15,7 @@
 // Bookkeeping is lazy: a flow holds (bytes left at t_last, rate since t_last); only when its rate
 // changes are its bytes brought up to date and its completion predicted again:
 //   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
-// Predicted completions and the ends of start latencies sit in one indexed binary heap keyed by
+// Predicted completions and the ends of start latencies sit in indexed binary heaps keyed by
 // (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
 // list for the event at the current time); the network keeps a single engine event armed at the
 // earliest of them, and when its event is done goes straight on to its next time if nothing else

@@ -34,12 +34,19 @@
 // max-min within what is left, so when no outsider fails the allocation is the max-min one (up to
 // the tolerances below). A grows only where a rate really moves, so the work follows the flows
 // whose bottleneck moves, not the size of the network or of the saturated region: a flow that
-// starts where its cap fits takes it alone (|A| = 1), a flow that ends on unsaturated links costs
-// nothing but unlinking it.
+// ends on unsaturated links costs nothing but unlinking it.
+//
+// Single flows first. Before any fill, each change is offered to a single flow: a flow that
+// started, or the one flow left bottlenecked on a link a flow ended on. Rated alone against
+// everything as it stands (the least of its cap and what each of its links leaves it), it is kept
+// when V1 to V3 hold on its links, which makes the allocation max-min again; changes that pass are
+// taken one after another, the others go to the fill together. A flow that starts where its cap
+// fits costs one pass over its hot links.
+//
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
-// bottlenecked there and no fill needs it. Such links (the fabric of a non-blocking network, most
-// PCIe and NVLink ports at moderate load) are cold: fills skip them and their load is not even
+// bottlenecked there and no fill needs it. Such links (most PCIe and NVLink ports at moderate
+// load, a leaf's port with one flow) are cold: fills skip them and their load is not even
 // kept (it is summed from their flows when asked for, or when the link turns hot). Each flow keeps
 // a bit mask of its hot hops, updated when a link turns hot or cold (O(flows on it), at the add or
 // remove that crosses the threshold), so every pass of a solve touches only links that can bind.

@@ -29,13 +29,12 @@
 // bottleneck moves: about 3 flows per completion at 10,000, about 400 at 100,000.
 //
 // Reported: items per second = flow completions per second of wall time (state.SetItemsProcessed);
-// counters: the simulated time covered per wall second, the work of the max-min solver per
-// completion (flows re-filled, rate changes), and the memory per simulated GPU: bytes allocated
-// by the topology (graph, tables) and by the flow state (network + solver) at N flows, measured
-// with mallinfo2 around their construction, divided by 1,024.
+// counters: the simulated time covered, the work of the max-min solver per completion (flows
+// rated, rate changes), and the memory per simulated GPU: bytes held by the topology (vertices,
+// links, adjacency, layout, route tables; the Boost graph estimated from its sizes) and by the
+// flow state (network and solver tables at N flows, by container capacity), divided by 1,024.
 
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <cmath>
@@ -52,8 +51,6 @@ using namespace clustersim;
 using namespace clustersim::sim;
 
 constexpr int NODES = 128;
-
-std::size_t heap_in_use() { return mallinfo2().uordblks; }
 
 class Rng {
  public:
@@ -124,11 +121,7 @@ void BM_FlowNetwork(benchmark::State& state) {
   config.node = hardware::resolve_node(catalog, "p5.48xlarge");
   config.nodes = NODES;
 
-  const std::size_t before_topology = heap_in_use();
   const Topology topology = build_topology(catalog, config);
-  const std::size_t topology_bytes = heap_in_use() - before_topology;
-
-  const std::size_t before_flows = heap_in_use();
   Simulation sim;
   FlowNetwork net(sim, topology);
   ClosedLoop loop(net, config.node);
@@ -143,7 +136,6 @@ void BM_FlowNetwork(benchmark::State& state) {
   // by Little's law the mix in flight is weighted by duration): about six replacements of every
   // initial flow, at most 200,000 completions.
   run_for(std::min<std::uint64_t>(6 * in_flight, 200'000));
-  const std::size_t flow_bytes = heap_in_use() - before_flows;
 
   constexpr std::uint64_t BATCH = 2000;
   const std::uint64_t first = loop.completions();
@@ -157,8 +149,8 @@ void BM_FlowNetwork(benchmark::State& state) {
   state.counters["sim_us"] = benchmark::Counter((sim.now() - t0).microseconds());
   state.counters["filled/compl"] = static_cast<double>(c1.flows_solved - c0.flows_solved) / done;
   state.counters["rerated/compl"] = static_cast<double>(c1.rate_changes - c0.rate_changes) / done;
-  state.counters["topo_B/GPU"] = static_cast<double>(topology_bytes) / gpus;
-  state.counters["flows_B/GPU"] = static_cast<double>(flow_bytes) / gpus;
+  state.counters["topo_B/GPU"] = static_cast<double>(topology.memory_bytes()) / gpus;
+  state.counters["flows_B/GPU"] = static_cast<double>(net.memory_bytes()) / gpus;
   if (net.flows_in_flight() != in_flight) state.SkipWithError("the loop lost flows");
 }
 BENCHMARK(BM_FlowNetwork)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
