@@ -125,8 +125,8 @@ class FlowNetwork final : public Model, private EventHandler {
   FlowId transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComplete on_complete = {},
                   const FlowOptions& options = {});
   // Starts a transfer along an explicit route: link ids in order, each starting where the previous
-  // one ended, visiting no vertex twice, not starting or ending at a network switch
-  // (std::invalid_argument otherwise).
+  // one ended, passing through no network switch twice, not starting or ending at one
+  // (std::invalid_argument otherwise). Routes may be concatenations (GPU -> host memory -> GPU).
   FlowId transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete = {}, const FlowOptions& options = {});
 
   // Many transfers at once, all reporting to one handler (rates are recomputed once for all).

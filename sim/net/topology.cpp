@@ -150,7 +150,7 @@ std::vector<std::uint8_t> Topology::never_overloaded_links() const {
     const double back_capacity = back ? links_[*back].bandwidth.bytes_per_second() : 0.0;
     double bound = std::numeric_limits<double>::infinity();
     if (is_network_switch(l.from)) {
-      // What enters `from` from devices, other than from `to` (a route does not come back).
+      // What enters `from` from devices, other than from `to` (a route does not pass a switch twice).
       const int other_switches = in_switches[l.from] - (back && is_network_switch(l.to) ? 1 : 0);
       if (other_switches == 0) bound = std::min(bound, in_device[l.from] - (is_network_switch(l.to) ? 0.0 : back_capacity));
     }
