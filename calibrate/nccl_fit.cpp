@@ -48,7 +48,9 @@ ProfileParameter::Kind kind_of(const std::string& name) {
       name == "nccl.simple.channel_bandwidth") {
     return ProfileParameter::Kind::BANDWIDTH;
   }
-  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead") return ProfileParameter::Kind::DURATION;
+  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead") {
+    return ProfileParameter::Kind::DURATION;
+  }
   return ProfileParameter::Kind::RATIO;
 }
 
@@ -91,7 +93,10 @@ class Problem {
     std::map<std::string, double> out;
     for (std::size_t c = 0; c < configs_.size(); ++c) {
       const auto p = predictor(static_cast<int>(c), nullptr);
-      for (const auto& [name, used] : p->parameters().used()) out.emplace(name, used.value);
+      // The compute model's memory parameters (one rank's copy) are fitted by the compute fitter.
+      for (const auto& [name, used] : p->parameters().used()) {
+        if (name.rfind("nccl.", 0) == 0) out.emplace(name, used.value);
+      }
     }
     return out;
   }

@@ -49,6 +49,20 @@ StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const Tune
   return build_program(context(), shape);
 }
 
+CollectivePrediction CollectivePredictor::finish(CollectivePrediction out, const NcclTestsMethod& method,
+                                                 Duration host, std::optional<Duration> loop) const {
+  out.host_time = host * std::max(1, method.gpus_per_thread);
+  // Back to back, a launch costs the program's loop time (ProgramTiming), its single pass otherwise.
+  const Duration gpu = loop && method.iters > 1 ? *loop : out.gpu_time;
+  out.time = std::max(gpu, out.host_time);
+  const double sec = out.time.seconds();
+  out.algbw_GBps = sec > 0 ? static_cast<double>(out.size.count()) / sec / 1e9 : 0.0;
+  out.busbw_GBps = out.algbw_GBps * busbw_factor(out.op, system_->nranks());
+  out.uncertainty = uncertainty_;
+  out.calibrated = !params_.any_uncalibrated();
+  return out;
+}
+
 CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, const NcclTestsMethod& method) const {
   if (size.count() < 0) throw InputError("", "size", "expected a size >= 0 bytes");
   CollectivePrediction out;
@@ -60,23 +74,40 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
   out.protocol = c.protocol;
   out.channels = c.channels;
   out.notes = c.notes;
-  if (n == 1 || size.count() == 0) {
-    // One rank: NCCL copies the buffer locally (or does nothing for 0 bytes).
-    const Duration base = base_latency(context(), Algorithm::RING, Protocol::SIMPLE);
-    const Bandwidth hbm = system_->node().gpu->hbm_bandwidth.value / 2.0;  // read and write
-    out.gpu_time = size.count() == 0 ? Duration::zero() : base + transfer_time(size, hbm);
-  } else {
-    const StepProgram p = program(op, size, c);
-    out.gpu_time = evaluate_program(p).total;
+  if (size.count() == 0) return finish(out, method, rates_.host_call);
+  if (n == 1) {
+    // No communication (see the header): a local copy out of place, nothing in place.
+    out.channels = 1;
+    if (method.in_place) return finish(out, method, rates_.host_empty_call);
+    const bool p2p = op == CollectiveOp::SENDRECV;
+    const Duration fixed = p2p ? base_latency(context(), Algorithm::RING, Protocol::SIMPLE) : rates_.local_copy_overhead;
+    out.gpu_time = fixed + transfer_time(size, rates_.local_copy);
+    return finish(out, method, rates_.host_call);
   }
-  out.host_time = rates_.host_call * std::max(1, method.gpus_per_thread);
-  out.time = std::max(out.gpu_time, out.host_time);
-  const double sec = out.time.seconds();
-  out.algbw_GBps = sec > 0 ? static_cast<double>(size.count()) / sec / 1e9 : 0.0;
-  out.busbw_GBps = out.algbw_GBps * busbw_factor(op, n);
-  out.uncertainty = uncertainty_;
-  out.calibrated = !params_.any_uncalibrated();
-  return out;
+  const StepProgram p = program(op, size, c);
+  const ProgramTiming timing = evaluate_program(p);
+  out.gpu_time = timing.total;
+  return finish(out, method, rates_.host_call, timing.loop);
+}
+
+CollectivePrediction CollectivePredictor::predict_pair(Bytes size, int src, int dst, const NcclTestsMethod& method) const {
+  const int n = system_->nranks();
+  if (src < 0 || dst < 0 || src >= n || dst >= n || src == dst) {
+    throw InputError("", "pair", "expected two different ranks below " + std::to_string(n));
+  }
+  if (size.count() < 0) throw InputError("", "size", "expected a size >= 0 bytes");
+  CollectivePrediction out;
+  out.op = CollectiveOp::SENDRECV;
+  out.size = size;
+  if (size.count() == 0) return finish(out, method, rates_.host_call);
+  CollectiveShape shape;
+  shape.op = CollectiveOp::SENDRECV;
+  shape.bytes = size;
+  shape.pair_src = src;
+  shape.pair_dst = dst;
+  const StepProgram p = build_program(context(), shape);
+  out.gpu_time = evaluate_program(p).total;
+  return finish(out, method, rates_.host_call);
 }
 
 std::string CollectivePredictor::intra_transport() const {

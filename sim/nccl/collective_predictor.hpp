@@ -9,9 +9,16 @@
 //   2. The collective becomes NCCL's step program (build_program); its uncontended pass gives the
 //      GPU time T_gpu = base latency + pipeline of transfers.
 //   3. nccl-tests' measurement (src/common.cu): `iters` back-to-back launches timed on the host and
-//      averaged, so an iteration costs max(T_gpu, T_host) with T_host = GPUs per thread (-g) x the
+//      averaged, so an iteration costs max(T_loop, T_host) with T_loop the program's time per
+//      launch back to back (ProgramTiming::loop: a chain's upstream ranks run ahead into the next
+//      launch; T_gpu otherwise, and T_gpu for -n 1), T_host = GPUs per thread (-g) x the
 //      host cost of one NCCL call; algbw = size / time, busbw = algbw x the test's factor
 //      (2(n-1)/n all-reduce, (n-1)/n all-gather, reduce-scatter and alltoall, 1 otherwise).
+//   One rank (enqueue.cc: ncclLaunchOneRank, src/device/onerank.cu): no communication; out of
+//   place NCCL copies the input to the output with cudaMemcpyAsync, T_gpu = copy fixed time +
+//   size / local copy rate (nccl_parameters.hpp); in place it enqueues nothing and the call costs
+//   its host time only (nccl.host.empty_call_overhead). Send/recv to itself copies out of place
+//   through the P2P kernel (NCCL's base latency + the same copy rate).
 //   4. The uncertainty is the root mean square of the relative uncertainties of the parameters the
 //      prediction used (calibrated ones carry their fit's, defaults their wider default).
 
@@ -48,6 +55,7 @@ struct PredictorConfig {
 struct NcclTestsMethod {
   int gpus_per_thread = 1;  // -g
   int iters = 20;           // -n
+  bool in_place = false;    // the in-place columns (matter for one rank only)
 };
 
 struct CollectivePrediction {
@@ -71,6 +79,10 @@ class CollectivePredictor {
   explicit CollectivePredictor(PredictorConfig config);
 
   CollectivePrediction predict(CollectiveOp op, Bytes size, const NcclTestsMethod& method = {}) const;
+  // One send of `size` bytes from rank src to rank dst of the communicator, the other ranks idle
+  // (the calibration harness's point-to-point measurement). InputError unless 0 <= src, dst <
+  // nranks and src != dst.
+  CollectivePrediction predict_pair(Bytes size, int src, int dst, const NcclTestsMethod& method = {}) const;
 
   // NCCL's choice and the step program for a size (the event simulation runs the same program).
   TunerChoice choice(CollectiveOp op, Bytes size) const;
@@ -93,6 +105,8 @@ class CollectivePredictor {
  private:
   ProgramContext context() const;
   Bytes nccl_bytes(CollectiveOp op, Bytes size) const;
+  CollectivePrediction finish(CollectivePrediction out, const NcclTestsMethod& method, Duration host,
+                              std::optional<Duration> loop = std::nullopt) const;
 
   PredictorConfig config_;
   NcclVersion version_;

@@ -257,6 +257,8 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   const long long chunk = buf.step_payload.count();
   StepProgram p;
   p.fixed = base_latency(ctx, Algorithm::RING, s.protocol);
+  // One connection per chain position, each a different rank's sends; data only flows down.
+  p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
   const Bandwidth cap = channel_cap(ctx, s.protocol, nch);
   const int R = sys.ranks_per_host();

@@ -57,6 +57,9 @@ struct CollectiveShape {
   Bytes bytes;        // NCCL's nBytes (all-gather/reduce-scatter: the total; alltoall: one rank's buffer)
   int channels = 1;   // channels this collective uses
   int root = 0;
+  // Send/recv between one pair (src -> dst), the other ranks idle, instead of nccl-tests' ring of
+  // pairs (-1: the ring).
+  int pair_src = -1, pair_dst = -1;
 };
 
 // Effective buffer sizes (defaults, the network plugin's NCCL_BUFFSIZE, the user's variables).

@@ -11,7 +11,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.shm.bandwidth",           "nccl.nvls.efficiency",      "nccl.ll.bandwidth",
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
-      "nccl.net.latency",             "nccl.host.call_overhead"};
+      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead"};
   return names;
 }
 
@@ -91,6 +91,15 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");
   r.net_scale = params.ratio("nccl.latency.net_scale", 1.0, v + " network step latencies as they are");
   r.host_call = params.duration("nccl.host.call_overhead", version.host.call_overhead, version.host.source);
+  r.host_empty_call = params.duration("nccl.host.empty_call_overhead", r.host_call / 10,
+                                      "a tenth of nccl.host.call_overhead (the call returns before any launch)");
+  {
+    // The compute model's memory parameters and fallbacks (models/compute_parameters.hpp).
+    const double mem_eff = params.ratio("compute.memory.efficiency", 0.80, "compute model default (memory-bound kernels)");
+    r.local_copy = gpu->hbm_bandwidth.value * mem_eff / 2.0;
+    r.local_copy_overhead =
+        params.duration("compute.kernel_overhead", Duration::from_seconds(2e-6), "compute model default (kernel fixed time)");
+  }
   r.any_uncalibrated = params.any_uncalibrated();
   return r;
 }

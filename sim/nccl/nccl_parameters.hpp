@@ -35,6 +35,16 @@
 //                                          the path leaves a leaf switch)
 //   nccl.host.call_overhead        s       host time of one NCCL call on one GPU (enqueue and kernel
 //                                          launch); the release table's host_call_overhead estimate
+//   nccl.host.empty_call_overhead  s       host time of a call that launches nothing (one rank, in
+//                                          place: enqueue.cc returns before any launch); a tenth of
+//                                          nccl.host.call_overhead
+// One rank (src/device/onerank.cu ncclLaunchOneRank): NCCL copies the input to the output with
+// cudaMemcpyAsync (out of place) or does nothing (in place); the copy is a device-to-device copy
+// of one GPU, priced with the compute model's memory parameters (models/compute_parameters.hpp
+// names and fallbacks, shared so that one memory calibration serves both):
+//   compute.memory.efficiency      ratio   share of the catalog HBM bandwidth a copy reaches; 0.80
+//   compute.kernel_overhead        s       fixed GPU time of a kernel; 2 us
+//   copy time = compute.kernel_overhead + 2 x bytes / (HBM bandwidth x compute.memory.efficiency)
 //
 // Protocol line formats are NCCL facts, not parameters: LL sends 8 data bytes per 16-byte line
 // (wire factor 2), LL128 120 of every 128 bytes (16/15), Simple raw data (1).
@@ -64,6 +74,10 @@ struct NcclRates {
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;
   Duration host_call;
+  Duration host_empty_call;
+  // One rank's local copy: payload rate (each byte read and written) and fixed GPU time.
+  Bandwidth local_copy;
+  Duration local_copy_overhead;
   bool any_uncalibrated = false;
 };
 

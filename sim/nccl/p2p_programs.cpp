@@ -81,6 +81,12 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
   StepProgram p;
   p.fixed = base_latency(ctx, Algorithm::RING, Protocol::SIMPLE);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
+  if (s.op == CollectiveOp::SENDRECV && s.pair_src >= 0) {
+    // One pair: the sender alone on its links (and on the node's NICs or host memory).
+    add_stream(p, ctx, sys.transport(s.pair_src, s.pair_dst), static_cast<double>(s.bytes.count()), 1, 1, 1.0);
+    p.channel_payload_bytes = static_cast<double>(s.bytes.count());
+    return p;
+  }
   if (s.op == CollectiveOp::SENDRECV) {
     // Rank r sends the whole buffer to r+1: every hop class of the ring is a role; the slowest
     // decides.

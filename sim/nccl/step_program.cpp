@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace clustersim::sim::nccl {
@@ -86,6 +87,8 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   std::vector<double> conn_free(p.connections, 0.0);
   const double t0 = p.fixed.seconds();
   double last = t0;
+  std::vector<double> conn_first(p.connections, std::numeric_limits<double>::infinity());
+  std::vector<double> conn_last(p.connections, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const Transfer& t = p.transfers[i];
     const Hop& h = p.hops[t.hop];
@@ -110,12 +113,22 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       }
     }
     conn_free[t.conn] = finish[i];
+    conn_first[t.conn] = std::min(conn_first[t.conn], start);
+    conn_last[t.conn] = std::max(conn_last[t.conn], arrival[i]);
 
     seq.push_back(static_cast<int>(i));
     last = std::max(last, arrival[i]);
   }
   ProgramTiming out;
   out.total = Duration::from_seconds(last);
+  out.loop = out.total;
+  if (p.kernels_run_ahead) {
+    double span = 0;
+    for (int c = 0; c < p.connections; ++c) {
+      if (conn_last[c] > 0) span = std::max(span, conn_last[c] - conn_first[c]);
+    }
+    out.loop = std::min(out.total, Duration::from_seconds(t0 + span));
+  }
   if (keep) out.finish = std::move(finish);
   return out;
 }

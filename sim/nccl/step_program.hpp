@@ -90,6 +90,10 @@ struct StepProgram {
   std::vector<int> window;           // slots per connection (in transfers)
   Duration fixed;                    // t0: the collective's fixed cost
   double channel_payload_bytes = 0;  // payload one channel carries (for reports)
+  // Every connection is the send side of a different rank's kernel, and no rank waits for data
+  // from a rank downstream of it (a broadcast's or reduce's chain): back to back, each kernel
+  // starts its next launch as soon as it is done (see ProgramTiming::loop).
+  bool kernels_run_ahead = false;
 
   int add_hop(Hop h);
   int add_connection(int window_transfers);
@@ -105,8 +109,15 @@ struct Capacities {
 // Gives every hop its uncontended per-flow rate from the resource capacities.
 void assign_rates(StepProgram& program, const Capacities& caps);
 
+// Back to back (nccl-tests times `iters` launches in a row and averages): where the program's
+// kernels run ahead (StepProgram::kernels_run_ahead), the ranks upstream start the next launch
+// while those downstream finish this one, and the connections keep their slots across launches, so
+// a launch costs, in steady state, its slowest rank's part:
+//   loop = t0 + max over connections c of (last finish(c) - first start(c) + latency(c))
+// (start = finish - bytes / rate). Otherwise launches cannot overlap and loop = total.
 struct ProgramTiming {
   Duration total;              // t0 + last arrival
+  Duration loop;               // time per launch back to back (above)
   std::vector<double> finish;  // per transfer, seconds from the start
 };
 

@@ -72,3 +72,24 @@ TEST_CASE("rates split a resource in proportion to what each flow moves", "[unit
   CHECK(p.hops[0].rate.gigabytes_per_second() == Approx(100.0));
   CHECK(p.hops[1].rate.gigabytes_per_second() == Approx(200.0));
 }
+
+TEST_CASE("a chain's upstream kernels run ahead when launched back to back", "[unit][nccl]") {
+  StepProgram p;
+  p.fixed = Duration::us(2);
+  const int h = p.add_hop(hop(10, 5));
+  const int c0 = p.add_connection(8);
+  const int c1 = p.add_connection(8);
+  // Two chunks of 1 MB down a chain of two hops (rank 0 -> 1 -> 2).
+  const int a0 = p.add(h, c0, 1e6);
+  p.add(h, c1, 1e6, {a0}, true);
+  const int a1 = p.add(h, c0, 1e6);
+  p.add(h, c1, 1e6, {a1}, true);
+  // Single pass: c0 sends at 2-102 and 102-202 (arrivals 107, 207); c1 forwards at 107-207 and
+  // 207-307, arriving 312 us.
+  // Back to back each rank only does its own part: t0 + the longest connection span, start of its
+  // first send to the arrival of its last = 2 + (312 - 107) = 207 us (c0: 2 + 205 = 207 too).
+  CHECK(evaluate_program(p).total.microseconds() == Approx(312.0));
+  CHECK(evaluate_program(p).loop.microseconds() == Approx(312.0));  // not marked: launches do not overlap
+  p.kernels_run_ahead = true;
+  CHECK(evaluate_program(p).loop.microseconds() == Approx(207.0));
+}

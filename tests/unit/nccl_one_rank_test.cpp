@@ -1,0 +1,54 @@
+// One rank (NCCL's ncclLaunchOneRank) and one pair (the harness's point-to-point measurement).
+
+#include <catch2/catch.hpp>
+
+#include "hardware/catalog.hpp"
+#include "hardware/errors.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+namespace {
+
+CollectivePredictor predictor(int gpus, std::map<std::string, std::string> env = {}) {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, gpus};
+  cfg.env = std::move(env);
+  cfg.version = "2.28.9";
+  return CollectivePredictor(cfg);
+}
+
+}  // namespace
+
+TEST_CASE("one rank copies out of place and does nothing in place", "[unit][nccl]") {
+  const CollectivePredictor p = predictor(1);
+  NcclTestsMethod out_of_place;
+  NcclTestsMethod in_place;
+  in_place.in_place = true;
+  // Out of place: cudaMemcpyAsync of 256 MiB at the catalog H200 HBM 4.8 TB/s x the compute
+  // model's memory efficiency fallback 0.80 / 2 (read and write) = 1.92 TB/s, plus the kernel
+  // fixed time fallback 2 us: 2 + 268435456 / 1.92e12 s = 2 + 139.81 = 141.81 us (above the host's 4 us).
+  const auto big = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256), out_of_place);
+  CHECK(big.time.microseconds() == Approx(141.81).epsilon(1e-3));
+  CHECK(big.busbw_GBps == 0);  // nccl-tests' factor for one rank
+  // 64 KiB: the copy (2 + 0.03 us) hides behind the call's host time, the 2.28.9 table's 4 us.
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
+  // In place nothing is launched: the empty call's host time, a tenth of 4 us.
+  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), in_place).time.microseconds() == Approx(0.4));
+}
+
+TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit][nccl]") {
+  const CollectivePredictor p = predictor(4);
+  const auto write = p.predict_pair(Bytes::mib(512), 0, 1);
+  // Over NVLink a send of 512 MiB takes at least its size over the GPU's NVLink rate at NCCL's
+  // efficiency (18 links x 20.6 GB/s = 370.8 GB/s): 536870912 / 370.8e9 s = 1448 us.
+  CHECK(write.time.microseconds() >= 1448.0);
+  // Through host memory (P2P disabled) it cannot be faster than over NVLink.
+  const CollectivePredictor shm = predictor(4, {{"NCCL_P2P_DISABLE", "1"}});
+  CHECK(shm.predict_pair(Bytes::mib(512), 0, 1).time > write.time);
+  CHECK_THROWS_AS(p.predict_pair(Bytes::mib(1), 0, 0), InputError);
+  CHECK_THROWS_AS(p.predict_pair(Bytes::mib(1), 0, 4), InputError);
+}
