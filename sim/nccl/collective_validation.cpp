@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "hardware/errors.hpp"
@@ -74,6 +75,145 @@ double time_from_busbw(CollectiveOp op, double size, double busbw_GBps, int nran
   return size / (algbw * 1e9) * 1e6;
 }
 
+// NCCL's variables of a results file's environment (the run's), under each series' own.
+std::map<std::string, std::string> run_nccl_env(ObjectReader& o, std::map<std::string, std::string> env) {
+  if (auto e = o.maybe("environment")) {
+    ObjectReader er = e->as_object();
+    if (auto ne = er.maybe("nccl_env")) {
+      ne->read_object([&](ObjectReader& m) {
+        for (const auto& k : m.keys()) env[k] = m.at(k).as_string();
+      });
+    }
+  }
+  return env;
+}
+
+std::map<std::string, std::string> read_env(ObjectReader& e, std::map<std::string, std::string> env) {
+  if (auto v = e.maybe("env")) {
+    v->read_object([&](ObjectReader& m) {
+      for (const auto& k : m.keys()) env[k] = m.at(k).as_string();
+    });
+  }
+  return env;
+}
+
+std::string results_nccl_version(ObjectReader& o) {
+  std::string nccl_version = "2.28";
+  if (auto env = o.maybe("environment")) {
+    if (auto v = env->as_object().maybe("nccl_version")) {
+      // "2.28.9" -> the table of that release if there is one, else its minor release.
+      const std::string name = v->as_string();
+      try {
+        nccl_version = NcclVersion::builtin(name).name;
+      } catch (const InputError&) {
+        nccl_version = name.substr(0, name.rfind('.'));
+      }
+    }
+  }
+  return nccl_version;
+}
+
+// One set per "collectives" series and one per NCCL "p2p" mode of a results file (see the header).
+std::vector<ValidationSet> results_sets(const ValueReader& root, const std::string& file, const std::string& machine,
+                                        const std::string& prefix, const std::map<std::string, std::string>& base_env) {
+  std::vector<ValidationSet> sets;
+  ObjectReader o = root.as_object();
+  const std::map<std::string, std::string> run_env = run_nccl_env(o, base_env);
+  const std::string nccl_version = results_nccl_version(o);
+  int gpu_count = 0;
+  if (auto env = o.maybe("environment")) {
+    if (auto gc = env->as_object().maybe("gpu_count")) gpu_count = static_cast<int>(gc->as_int({.min = 0}));
+  }
+  if (auto colls = o.maybe("collectives")) {
+    for (const ValueReader& c : colls->as_array()) {
+      ObjectReader e = c.as_object();
+      ValidationSet set;
+      const std::string opname = e.at("op").as_choice(
+          {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"});
+      const int nodes = static_cast<int>(e.at("nodes").as_int({.min = 1}));
+      set.gpus_per_node = static_cast<int>(e.at("gpus_per_node").as_int({.min = 1}));
+      set.env = read_env(e, run_env);
+      const std::string algo = e.get_or("algo", std::string("auto"));
+      const std::string proto = e.get_or("proto", std::string("auto"));
+      std::string channels = "auto";
+      if (auto ch = e.maybe("channels"); ch && !ch->raw().is_null()) channels = std::to_string(ch->as_int({.min = 1}));
+      set.in_place = e.get_or("in_place", false);
+      set.nccl_version = nccl_version;
+      set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
+      const std::string place = set.in_place ? "in-place" : "out-of-place";
+      set.name = prefix + "/" + opname + "/" + std::to_string(nodes * set.gpus_per_node) + "ranks/" + algo + "/" +
+                 proto + "/" + channels + "ch/" + place;
+      set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
+                        machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place;
+      set.provenance = file + " (calibration results)";
+      for (const ValueReader& pv : e.at("points").as_array(1)) {
+        ObjectReader pt = pv.as_object();
+        ValidationPoint p;
+        p.system = machine;
+        p.nodes = nodes;
+        p.op = *parse_op(opname);
+        p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 0}));
+        p.measured_time_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
+        p.measured_busbw_GBps = pt.get_or("busbw_GBps", 0.0);
+        set.points.push_back(p);
+      }
+      sets.push_back(std::move(set));
+    }
+  }
+  if (auto p2p = o.maybe("p2p")) {
+    // One set per NCCL mode: every pair's points, each a send in a communicator of all the run's
+    // GPUs with the transport the mode names (cuda_memcpy_peer is not NCCL's).
+    int ranks = gpu_count;
+    for (const ValueReader& c : p2p->as_array()) {
+      ObjectReader e = c.as_object();
+      ranks = std::max(ranks, static_cast<int>(std::max(e.at("src").as_int({.min = 0}), e.at("dst").as_int({.min = 0}))) + 1);
+    }
+    std::map<std::string, std::size_t> by_mode;
+    for (const ValueReader& c : p2p->as_array()) {
+      ObjectReader e = c.as_object();
+      const std::string mode =
+          e.at("mode").as_choice({"nccl_p2p_write", "nccl_p2p_read", "nccl_shm", "cuda_memcpy_peer"});
+      if (mode == "cuda_memcpy_peer") continue;
+      std::map<std::string, std::string> env = read_env(e, run_env);
+      // The variables that force the mode's transport (implied when the entry lacks them).
+      if (mode == "nccl_shm") env.emplace("NCCL_P2P_DISABLE", "1");
+      if (mode == "nccl_p2p_read") env.emplace("NCCL_P2P_READ_ENABLE", "1");
+      if (mode == "nccl_p2p_write") env.emplace("NCCL_P2P_READ_ENABLE", "0");
+      auto it = by_mode.find(mode);
+      if (it == by_mode.end()) {
+        ValidationSet set;
+        set.gpus_per_node = ranks;
+        set.env = env;
+        set.nccl_version = nccl_version;
+        set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
+        set.name = prefix + "/p2p/" + std::to_string(ranks) + "ranks/" + mode;
+        set.description = "NCCL send between two GPUs (" + mode + ") in a communicator of " + std::to_string(ranks) +
+                          " " + machine + " GPUs, every pair";
+        set.provenance = file + " (calibration results)";
+        it = by_mode.emplace(mode, sets.size()).first;
+        sets.push_back(std::move(set));
+      }
+      ValidationSet& set = sets[it->second];
+      const int src = static_cast<int>(e.at("src").as_int({.min = 0}));
+      const int dst = static_cast<int>(e.at("dst").as_int({.min = 0}));
+      for (const ValueReader& pv : e.at("points").as_array(1)) {
+        ObjectReader pt = pv.as_object();
+        ValidationPoint p;
+        p.system = machine;
+        p.nodes = 1;
+        p.op = CollectiveOp::SENDRECV;
+        p.pair_src = src;
+        p.pair_dst = dst;
+        p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 0}));
+        p.measured_time_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
+        p.measured_busbw_GBps = pt.get_or("bandwidth_GBps", 0.0);
+        set.points.push_back(p);
+      }
+    }
+  }
+  return sets;
+}
+
 }  // namespace
 
 std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const std::string& file,
@@ -85,6 +225,34 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
     o.at("schema_version").as_int({.min = 1, .max = 1});
     for (const ValueReader& v : o.at("sets").as_array(1)) {
       v.read_object([&](ObjectReader& s) {
+        if (s.maybe("results")) {
+          // Measured sets: calibration results files, one set per series (results_sets).
+          const std::string prefix = s.at("name").as_string();
+          const std::string description = s.at("description").as_string();
+          const std::string provenance = s.at("provenance").as_string();
+          const std::string system = s.at("system").as_string();
+          std::map<std::string, std::string> env;
+          if (auto e = s.maybe("env")) {
+            e->read_object([&](ObjectReader& m) {
+              for (const auto& k : m.keys()) env[k] = m.at(k).as_string();
+            });
+          }
+          for (const ValueReader& f : s.at("results").as_array(1)) {
+            const std::string name = f.as_string();
+            const JsonDocument results = parse_json_text(read_file(name), name);
+            // Sets are named after the entry and the file ("h200x4-results-4gpu.json" in entry
+            // "h200x4": "h200x4/results-4gpu/...").
+            std::string stem = std::filesystem::path(name).stem().string();
+            if (stem.rfind(prefix + "-", 0) == 0) stem = stem.substr(prefix.size() + 1);
+            auto more = results_sets(results.root(), name, system, prefix + "/" + stem, env);
+            for (auto& m : more) {
+              m.description += " (" + description + ")";
+              m.provenance = name + ": " + provenance;
+              sets.push_back(std::move(m));
+            }
+          }
+          return;
+        }
         ValidationSet set;
         set.name = s.at("name").as_string();
         set.description = s.at("description").as_string();
@@ -137,27 +305,12 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
 
 std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, const std::string& file,
                                              const hardware::Catalog& catalog, const std::string& system) {
-  std::vector<ValidationSet> sets;
   const ValueReader root(results, file, "");
-  ObjectReader o = root.as_object();
-  o.at("kind").as_choice({"clustersim-calibration-results"});
   std::string machine = system;
-  std::string nccl_version = "2.28";
-  if (auto env = o.maybe("environment")) {
-    ObjectReader e = env->as_object();
-    if (machine.empty()) {
-      if (auto it = e.maybe("instance_type")) {
-        const std::string inst = it->as_string();
-        if (catalog.has_instance(inst)) machine = inst;
-      }
-    }
-    if (auto v = e.maybe("nccl_version")) {
-      // "2.28.9" -> the table of that release if there is one, else its minor release.
-      const std::string name = v->as_string();
-      try {
-        nccl_version = NcclVersion::builtin(name).name;
-      } catch (const InputError&) {
-        nccl_version = name.substr(0, name.rfind('.'));
+  if (machine.empty()) {
+    if (auto env = root.as_object().maybe("environment")) {
+      if (auto it = env->as_object().maybe("instance_type")) {
+        if (it->raw().is_string() && catalog.has_instance(it->as_string())) machine = it->as_string();
       }
     }
   }
@@ -165,45 +318,7 @@ std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, cons
     throw InputError(file, "/environment/instance_type",
                      "expected an instance type from the catalog; name the system with --system");
   }
-  auto colls = o.maybe("collectives");
-  if (!colls) return sets;
-  int index = 0;
-  for (const ValueReader& c : colls->as_array()) {
-    ObjectReader e = c.as_object();
-    ValidationSet set;
-    const std::string opname = e.at("op").as_choice(
-        {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"});
-    const int nodes = static_cast<int>(e.at("nodes").as_int({.min = 1}));
-    set.gpus_per_node = static_cast<int>(e.at("gpus_per_node").as_int({.min = 1}));
-    if (auto env = e.maybe("env")) {
-      env->read_object([&](ObjectReader& m) {
-        for (const auto& k : m.keys()) set.env[k] = m.at(k).as_string();
-      });
-    }
-    const std::string algo = e.get_or("algo", std::string("auto"));
-    const std::string proto = e.get_or("proto", std::string("auto"));
-    set.nccl_version = nccl_version;
-    set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
-    set.name = std::filesystem::path(file).stem().string() + "/" + std::to_string(index) + "/" + opname + "/" +
-               std::to_string(nodes) + "x" + std::to_string(set.gpus_per_node) + "/" + algo + "/" + proto;
-    set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
-                      machine + ", algo " + algo + ", proto " + proto;
-    set.provenance = file + " (calibration results)";
-    for (const ValueReader& pv : e.at("points").as_array(1)) {
-      ObjectReader pt = pv.as_object();
-      ValidationPoint p;
-      p.system = machine;
-      p.nodes = nodes;
-      p.op = *parse_op(opname);
-      p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 0}));
-      p.measured_time_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
-      p.measured_busbw_GBps = pt.get_or("busbw_GBps", 0.0);
-      set.points.push_back(p);
-    }
-    sets.push_back(std::move(set));
-    ++index;
-  }
-  return sets;
+  return results_sets(root, file, machine, std::filesystem::path(file).stem().string(), {});
 }
 
 std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file) {
@@ -248,9 +363,11 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
     NcclTestsMethod m;
     m.gpus_per_thread = set.gpus_per_thread;
     m.iters = set.iters;
+    m.in_place = set.in_place;
     PointResult pr;
     pr.point = p;
-    pr.prediction = it->second->predict(p.op, p.size, m);
+    pr.prediction = p.pair_src >= 0 ? it->second->predict_pair(p.size, p.pair_src, p.pair_dst, m)
+                                    : it->second->predict(p.op, p.size, m);
     pr.error = (pr.prediction.time.microseconds() - p.measured_time_us) / p.measured_time_us;
     pr.counted = p.size.count() >= kCountedFromBytes;
     if (pr.counted) errors.push_back(std::fabs(pr.error));

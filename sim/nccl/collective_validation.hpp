@@ -31,6 +31,8 @@ struct ValidationPoint {
   Bytes size;
   double measured_time_us = 0;
   double measured_busbw_GBps = 0;
+  // A point-to-point point: one send from pair_src to pair_dst, the other ranks idle (-1: the op).
+  int pair_src = -1, pair_dst = -1;
 };
 
 struct ValidationSet {
@@ -42,6 +44,7 @@ struct ValidationSet {
   std::map<std::string, std::string> env;
   int gpus_per_thread = 1;
   int iters = 20;
+  bool in_place = false;  // nccl-tests' in-place columns
   std::vector<ValidationPoint> points;
 };
 
@@ -67,11 +70,17 @@ struct Threshold {
 
 inline constexpr long long kCountedFromBytes = 64 * 1024;
 
-// Reads the set descriptions; `read_file(name)` returns the text of a data file beside them.
+// Reads the set descriptions; `read_file(name)` returns the text of a data file beside them. An
+// entry with "results" (a list of calibration results files), "system" and optionally "env" (the
+// variables of the runs that a file does not record) instead of "csv" adds those files' sets
+// (load_results_sets), named "<entry name>/<file stem less "<entry name>-">/...".
 std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const std::string& file,
                                                const std::function<std::string(const std::string&)>& read_file);
-// One set per "collectives" entry of a calibration results file. The catalog system comes from
-// environment.instance_type, else `system` (required then).
+// One set per "collectives" entry of a calibration results file (named <file stem>/op/<n>ranks/
+// algo/proto/<channels>ch/in-place or out-of-place), and one per NCCL "p2p" mode (nccl_p2p_write,
+// nccl_p2p_read, nccl_shm: every pair's send in a communicator of all the run's GPUs; the mode's
+// variables implied). Every set runs under the file's environment.nccl_env with the entry's own
+// variables over it. The catalog system is `system`, else environment.instance_type.
 std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, const std::string& file,
                                              const hardware::Catalog& catalog, const std::string& system);
 std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file);
