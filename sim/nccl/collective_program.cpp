@@ -130,6 +130,25 @@ Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
   return ctx.rates.simple_channel;
 }
 
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n) {
+  if (p != Protocol::SIMPLE || n < 2) return 1.0;
+  const double f = ctx.rates.store_fraction;
+  auto w = [f](int loads, int stores) { return loads * (1 - f) + stores * f; };
+  const double m = n - 2;  // middle steps of a ring loop
+  if (a == Algorithm::RING) {
+    switch (op) {
+      case CollectiveOp::ALL_REDUCE:
+        return (w(1, 1) + m * w(2, 1) + w(2, 2) + m * w(1, 2) + w(1, 1)) / (2.0 * (n - 1));
+      case CollectiveOp::ALL_GATHER: return (w(1, 2) + m * w(1, 2) + w(1, 1)) / (n - 1.0);
+      case CollectiveOp::REDUCE_SCATTER: return (w(1, 1) + m * w(2, 1) + w(2, 1)) / (n - 1.0);
+      case CollectiveOp::BROADCAST: return w(1, 2);
+      case CollectiveOp::REDUCE: return w(2, 1);
+      default: return 1.0;
+    }
+  }
+  return 1.0;
+}
+
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
              Protocol protocol) {
   Hop h;
@@ -183,7 +202,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
   const int roles = H == 1 ? 1 : R;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n);
   std::vector<int> hop_of_role(roles);
   for (int r = 0; r < roles; ++r) {
     const int from = r;
@@ -260,7 +279,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   // One connection per chain position, each a different rank's sends; data only flows down.
   p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n);
   const int R = sys.ranks_per_host();
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Hops along the chain; distinct transports share one hop description.

@@ -30,6 +30,24 @@
 //                       the network plugin set them), 8 in flight per connection
 //
 // Data is split evenly over the channels NCCL uses for the size (the tuner's nMaxChannels).
+//
+// What one channel's thread block moves with Simple depends on the step's memory operations
+// (src/device/prims_simple.h, common_kernel.h reduceCopy: every step reads its sources and writes
+// its destinations, the peer's FIFO over the link among them). Per payload byte a step with L
+// loads and S stores costs
+//   w(L, S) = L (1 - f) + S f          (a copy, L = S = 1, costs 1)
+// of the block's copy time 1 / C, C = nccl.simple.channel_bandwidth, f = nccl.store_fraction.
+// The steps per payload byte sent (out of place; NCCL 2.28 src/device/all_reduce.h,
+// all_gather.h, reduce_scatter.h, broadcast.h, reduce.h):
+//   all-reduce      send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopySend (2,2),
+//                   (n-2) recvCopySend (1,2), recv (1,1)            per 2(n-1) sends
+//   all-gather      copySend (1,2), (n-2) recvCopySend (1,2), recv (1,1)     per n-1 sends
+//   reduce-scatter  send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopy (2,1)   per n-1
+//   broadcast       copySend (1,2) at the root, recvCopySend (1,2), recv (1,1) at the end
+//   reduce          send (1,1), recvReduceSend (2,1), recvReduceCopy (2,1) at the root
+// A ring's block does every step of a loop in turn, so its link rate is capped at
+// C x sends / sum of w; a chain's ranks each do one kind, so the slowest kind caps it (C / max w).
+// LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost).
 
 #include <string>
 
@@ -100,6 +118,9 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
              Protocol protocol = Protocol::SIMPLE);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
+// The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
+// send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
 int nic_devices_used(const NcclSystem& sys);
 

@@ -11,7 +11,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.shm.bandwidth",           "nccl.nvls.efficiency",      "nccl.ll.bandwidth",
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
-      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead"};
+      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction"};
   return names;
 }
 
@@ -86,6 +86,7 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");
+  r.store_fraction = params.ratio("nccl.store_fraction", 0.5, "loads and stores alike");
   r.base_scale = params.ratio("nccl.latency.base_scale", 1.0, v + " base latencies as they are");
   r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");

@@ -24,7 +24,12 @@
 //                                          for the GPU and node count
 //   nccl.ll128.channel_bandwidth   B/s     most one channel moves with LL128; NCCL's
 //                                          perChMaxRingLL128Bw
-//   nccl.simple.channel_bandwidth  B/s     most one channel moves with Simple; NCCL's perChMaxTreeBw
+//   nccl.simple.channel_bandwidth  B/s     what one channel's block copies with Simple (one load and
+//                                          one store per byte); NCCL's perChMaxTreeBw
+//   nccl.store_fraction            ratio   share of a Simple copy's time its stores take: a step that
+//                                          reads two buffers (reduce) or writes two (copy and send)
+//                                          costs more than a copy (collective_program.hpp); 0.5,
+//                                          loads and stores alike
 //   nccl.latency.base_scale        ratio   multiplies NCCL's base latency (per collective: launch,
 //                                          set-up, final synchronisation); 1
 //   nccl.latency.nvlink_scale      ratio   multiplies NCCL's per-step latency over NVLink; 1
@@ -70,6 +75,7 @@ struct NcclRates {
   Bandwidth ll_total;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
+  double store_fraction = 0.5;
   // Latency scales and figures.
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;

@@ -52,3 +52,19 @@ TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit]
   CHECK_THROWS_AS(p.predict_pair(Bytes::mib(1), 0, 0), InputError);
   CHECK_THROWS_AS(p.predict_pair(Bytes::mib(1), 0, 4), InputError);
 }
+
+TEST_CASE("with few channels a Simple ring runs at its thread blocks' rate, priced by the steps' loads and stores",
+          "[unit][nccl]") {
+  const std::map<std::string, std::string> two = {
+      {"NCCL_MIN_NCHANNELS", "2"}, {"NCCL_MAX_NCHANNELS", "2"}, {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}};
+  const CollectivePredictor p = predictor(4, two);
+  // One block copies at NCCL 2.28's perChMaxTreeBw for Hopper, 38.7 GB/s; with the store
+  // fraction's fallback 0.5 a step costs (loads + stores) / 2 copies. All-gather on 4 ranks, per 3
+  // sends: copySend (1 load, 2 stores) 1.5, two recvCopySend 1.5 each, recv (1, 1) 1 = 5.5, so a
+  // channel sends at 38.7 x 3 / 5.5 = 21.1 GB/s and busbw = 2 x 21.1 = 42.2 GB/s (1 GiB: the
+  // pipeline's fill is below 1%).
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1)).busbw_GBps == Approx(42.2).epsilon(0.02));
+  // Reduce runs down a chain whose slowest step is recvReduceSend (2 loads, 1 store) = 1.5:
+  // 2 x 38.7 / 1.5 = 51.6 GB/s.
+  CHECK(p.predict(CollectiveOp::REDUCE, Bytes::gib(1)).busbw_GBps == Approx(51.6).epsilon(0.02));
+}
