@@ -1,33 +1,45 @@
 #pragma once
 // A d-ary min-heap (binary by default) of (key, id) entries that knows where each id sits, so
-// that an entry can be re-keyed or removed in O(log n) without a search. A wider heap (ARITY 4)
-// is shallower: fewer moves per pop but more comparisons per level (measured on the flow
-// network's completion heap: more instructions, no gain in time, so it stays binary). Ids are small dense integers (slot numbers of
-// a flat array); the position table grows to the largest id seen and is never shrunk, so a
-// long-running simulation allocates nothing once it has reached its peak size.
+// that an entry can be re-keyed or removed in O(log n) without a search. Ids are small dense
+// integers (slot numbers of a flat array); the position table grows to the largest id seen and is
+// never shrunk, so a long-running simulation allocates nothing once it has reached its peak size.
 //
-// Keys are compared with operator<; callers make keys unique (time, insertion sequence) so that
-// the order of equal times is the order of insertion, whatever the heap's internal layout.
+// Order: `Order` compares two entries (key and id); the default compares keys with operator<.
+// Callers make the order total (time, then insertion sequence) so that the order of equal times
+// is the order of insertion, whatever the heap's internal layout. An order may look the tie-break
+// up by id only when keys are equal, which keeps entries small: a 16-byte entry in a 4-ary heap
+// puts each entry's children in one cache line (the array is aligned so that every group of
+// siblings starts a line), so a sift moves through log4(n) lines instead of log2(n).
 
 #include <cassert>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "sim/engine/cache_line_allocator.hpp"
+
 namespace clustersim::sim {
 
-template <class Key, unsigned ARITY = 2>
+template <class Key>
+struct KeyOrder {
+  bool operator()(const Key& a, std::uint32_t /*a_id*/, const Key& b, std::uint32_t /*b_id*/) const { return a < b; }
+};
+
+template <class Key, unsigned ARITY = 2, class Order = KeyOrder<Key>>
 class IndexedHeap {
   static_assert(ARITY >= 2);
 
  public:
   static constexpr std::uint32_t NOT_IN_HEAP = UINT32_MAX;
 
-  bool empty() const { return entries_.empty(); }
-  std::size_t size() const { return entries_.size(); }
+  IndexedHeap() : entries_(PAD) {}
+  explicit IndexedHeap(Order order) : order_(std::move(order)), entries_(PAD) {}
+
+  bool empty() const { return entries_.size() == PAD; }
+  std::size_t size() const { return entries_.size() - PAD; }
   bool contains(std::uint32_t id) const { return id < pos_.size() && pos_[id] != NOT_IN_HEAP; }
-  std::uint32_t top_id() const { return entries_.front().id; }
-  const Key& top_key() const { return entries_.front().key; }
+  std::uint32_t top_id() const { return entries_[PAD].id; }
+  const Key& top_key() const { return entries_[PAD].key; }
   const Key& key(std::uint32_t id) const { return entries_[pos_[id]].key; }
 
   // Makes room for ids below `n` (optional; push grows the table as needed).
@@ -39,9 +51,7 @@ class IndexedHeap {
     reserve_ids(static_cast<std::size_t>(id) + 1);
     assert(pos_[id] == NOT_IN_HEAP && "id already in the heap");
     entries_.push_back(Entry{key, id});
-    const auto i = static_cast<std::uint32_t>(entries_.size() - 1);
-    pos_[id] = i;
-    sift_up(i);
+    sift_up(static_cast<std::uint32_t>(entries_.size() - 1));
   }
 
   // Inserts `id` or changes its key.
@@ -55,7 +65,7 @@ class IndexedHeap {
 
   void update(std::uint32_t id, const Key& key) {
     const std::uint32_t i = pos_[id];
-    const bool smaller = key < entries_[i].key;
+    const bool smaller = order_(key, id, entries_[i].key, id);
     entries_[i].key = key;
     if (smaller) {
       sift_up(i);
@@ -64,15 +74,15 @@ class IndexedHeap {
     }
   }
 
-  void pop() { erase_at(0); }
+  void pop() { erase_at(PAD); }
 
   void erase(std::uint32_t id) {
     if (contains(id)) erase_at(pos_[id]);
   }
 
   void clear() {
-    for (const Entry& e : entries_) pos_[e.id] = NOT_IN_HEAP;
-    entries_.clear();
+    for (std::size_t i = PAD; i < entries_.size(); ++i) pos_[entries_[i].id] = NOT_IN_HEAP;
+    entries_.resize(PAD);
   }
 
   std::size_t memory_bytes() const {
@@ -84,16 +94,22 @@ class IndexedHeap {
     Key key;
     std::uint32_t id;
   };
+  // Entries sit at PAD.. so that (with the array 64-byte aligned) the children of every entry,
+  // ARITY * (i - PAD) + 1 + PAD onwards, start a cache line when a group of siblings fills one.
+  static constexpr std::uint32_t PAD = ARITY * sizeof(Entry) == CacheLineAllocator<Entry>::LINE ? ARITY - 1 : 0;
+  static std::uint32_t parent(std::uint32_t i) { return (i - PAD - 1) / ARITY + PAD; }
+  static std::uint32_t first_child(std::uint32_t i) { return ARITY * (i - PAD) + 1 + PAD; }
+
+  bool before(const Entry& a, const Entry& b) const { return order_(a.key, a.id, b.key, b.id); }
 
   void erase_at(std::uint32_t i) {
     pos_[entries_[i].id] = NOT_IN_HEAP;
     const auto last = static_cast<std::uint32_t>(entries_.size() - 1);
     if (i != last) {
       entries_[i] = entries_[last];
-      pos_[entries_[i].id] = i;
       entries_.pop_back();
       // The moved entry may belong above or below its new place.
-      if (i > 0 && entries_[i].key < entries_[(i - 1) / ARITY].key) {
+      if (i > PAD && before(entries_[i], entries_[parent(i)])) {
         sift_up(i);
       } else {
         sift_down(i);
@@ -104,13 +120,13 @@ class IndexedHeap {
   }
 
   void sift_up(std::uint32_t i) {
-    Entry e = entries_[i];
-    while (i > 0) {
-      const std::uint32_t parent = (i - 1) / ARITY;
-      if (!(e.key < entries_[parent].key)) break;
-      entries_[i] = entries_[parent];
+    const Entry e = entries_[i];
+    while (i > PAD) {
+      const std::uint32_t p = parent(i);
+      if (!before(e, entries_[p])) break;
+      entries_[i] = entries_[p];
       pos_[entries_[i].id] = i;
-      i = parent;
+      i = p;
     }
     entries_[i] = e;
     pos_[e.id] = i;
@@ -118,16 +134,16 @@ class IndexedHeap {
 
   void sift_down(std::uint32_t i) {
     const auto n = static_cast<std::uint32_t>(entries_.size());
-    Entry e = entries_[i];
+    const Entry e = entries_[i];
     for (;;) {
-      const std::uint32_t first = ARITY * i + 1;
+      const std::uint32_t first = first_child(i);
       if (first >= n) break;
       std::uint32_t child = first;
       const std::uint32_t last = first + ARITY < n ? first + ARITY : n;
       for (std::uint32_t c = first + 1; c < last; ++c) {
-        if (entries_[c].key < entries_[child].key) child = c;
+        if (before(entries_[c], entries_[child])) child = c;
       }
-      if (!(entries_[child].key < e.key)) break;
+      if (!before(entries_[child], e)) break;
       entries_[i] = entries_[child];
       pos_[entries_[i].id] = i;
       i = child;
@@ -136,7 +152,8 @@ class IndexedHeap {
     pos_[e.id] = i;
   }
 
-  std::vector<Entry> entries_;
+  [[no_unique_address]] Order order_;
+  std::vector<Entry, CacheLineAllocator<Entry>> entries_;
   std::vector<std::uint32_t> pos_;
 };
 

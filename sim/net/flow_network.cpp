@@ -45,6 +45,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
   }
   const auto s = static_cast<std::uint32_t>(flows_.size());
   flows_.emplace_back();
+  progress_.emplace_back();
   return s;
 }
 
@@ -140,7 +141,7 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
   const std::uint32_t slot = allocate_slot();
   ++in_flight_;
   flows_[slot].state = LATENT;
-  flows_[slot].seq = next_seq_++;
+  progress_[slot].seq = next_seq_++;
   flows_[slot].start_ps = sim_.now().picoseconds();
   flows_[slot].bytes = bytes.count();
   flows_[slot].cap = cap;
@@ -179,7 +180,7 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
   if (latency == Duration::zero()) {
     ready_.push_back(id);
   } else {
-    latent_.push(slot, Key{(sim_.now() + latency).picoseconds(), flows_[slot].seq});
+    latent_.push(slot, (sim_.now() + latency).picoseconds());
   }
   arm(sim_.now() + latency);
   return id;
@@ -193,8 +194,8 @@ void FlowNetwork::activate_latent(std::uint32_t slot) {
 
 void FlowNetwork::activate(std::uint32_t slot, const Route& route) {
   flows_[slot].state = ACTIVE;
-  flows_[slot].left = static_cast<double>(flows_[slot].bytes);
-  flows_[slot].last_ps = sim_.now().picoseconds();
+  progress_[slot].left = static_cast<double>(flows_[slot].bytes);
+  progress_[slot].last_ps = sim_.now().picoseconds();
   const bool instant = flows_[slot].bytes == 0 || (route.empty() && flows_[slot].cap == MaxMinSolver::NO_CAP);
   if (instant) {
     finish(slot);
@@ -229,8 +230,8 @@ Bandwidth FlowNetwork::rate(FlowId id) const {
 
 // Bytes an active flow has moved by now.
 double FlowNetwork::moved(std::uint32_t slot) const {
-  const double left_now =
-      flows_[slot].left - solver_.rate(slot) * static_cast<double>(sim_.now().picoseconds() - flows_[slot].last_ps) * 1e-12;
+  const Progress& p = progress_[slot];
+  const double left_now = p.left - solver_.rate(slot) * static_cast<double>(sim_.now().picoseconds() - p.last_ps) * 1e-12;
   return static_cast<double>(flows_[slot].bytes) - std::max(0.0, left_now);
 }
 
@@ -273,7 +274,7 @@ void FlowNetwork::describe_unfinished(std::vector<std::string>& out) const {
 std::size_t FlowNetwork::memory_bytes() const {
   std::size_t b = solver_.memory_bytes() + completions_.memory_bytes() + latent_.memory_bytes() +
                   ready_.capacity() * sizeof(FlowId);
-  b += flows_.capacity() * sizeof(FlowRecord);
+  b += flows_.capacity() * sizeof(FlowRecord) + progress_.capacity() * sizeof(Progress);
   b += (free_slots_.capacity() + free_functions_.capacity() + free_routes_.capacity() + finished_.capacity()) *
        sizeof(std::uint32_t);
   b += functions_.capacity() * sizeof(FlowFunction) + routes_.capacity() * sizeof(Route);
@@ -305,10 +306,10 @@ void FlowNetwork::rearm() {
 void FlowNetwork::apply_rate_changes() {
   const std::int64_t now = sim_.now().picoseconds();
   for (const MaxMinSolver::RateChange& c : solver_.solve()) {
-    const std::uint32_t f = c.flow;
-    flows_[f].left = std::max(0.0, flows_[f].left - c.old_rate * static_cast<double>(now - flows_[f].last_ps) * 1e-12);
-    flows_[f].last_ps = now;
-    completions_.push_or_update(f, Key{completion_ps(now, flows_[f].left, c.new_rate), flows_[f].seq});
+    Progress& p = progress_[c.flow];
+    p.left = std::max(0.0, p.left - c.old_rate * static_cast<double>(now - p.last_ps) * 1e-12);
+    p.last_ps = now;
+    completions_.push_or_update(c.flow, completion_ps(now, p.left, c.new_rate));
   }
 }
 
@@ -338,8 +339,8 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
 
 TimePoint FlowNetwork::next_time() const {
   TimePoint next = TimePoint::max();
-  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key().time);
-  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key().time));
+  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key());
+  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key()));
   if (ready_head_ < ready_.size() || solver_.needs_solve()) next = sim_.now();
   return next;
 }
@@ -356,21 +357,24 @@ void FlowNetwork::process_due(Simulation& sim) {
       for (;;) {
         while (ready_head_ < ready_.size() && !live(ready_[ready_head_])) ++ready_head_;
         std::uint32_t pick = FlowId::NONE;
-        Key best{now + 1, 0};
+        std::int64_t best_time = now + 1;
         int source = 0;
+        const StartOrder before{&progress_};
         if (ready_head_ < ready_.size()) {
           pick = ready_[ready_head_].slot;
-          best = Key{now, flows_[pick].seq};
+          best_time = now;
           source = 1;
         }
-        if (!latent_.empty() && latent_.top_key().time <= now && latent_.top_key() < best) {
+        if (!latent_.empty() && latent_.top_key() <= now &&
+            (source == 0 || before(latent_.top_key(), latent_.top_id(), best_time, pick))) {
           pick = latent_.top_id();
-          best = latent_.top_key();
+          best_time = latent_.top_key();
           source = 2;
         }
-        if (!completions_.empty() && completions_.top_key().time <= now && completions_.top_key() < best) {
+        if (!completions_.empty() && completions_.top_key() <= now &&
+            (source == 0 || before(completions_.top_key(), completions_.top_id(), best_time, pick))) {
           pick = completions_.top_id();
-          best = completions_.top_key();
+          best_time = completions_.top_key();
           source = 3;
         }
         if (source == 0) break;

@@ -15,11 +15,12 @@
 // Bookkeeping is lazy: a flow holds (bytes left at t_last, rate since t_last); only when its rate
 // changes are its bytes brought up to date and its completion predicted again:
 //   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
-// Predicted completions and the ends of start latencies sit in indexed binary heaps keyed by
+// Predicted completions and the ends of start latencies sit in indexed 4-ary heaps ordered by
 // (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
 // list for the event at the current time); the network keeps a single engine event armed at the
 // earliest of them, and when its event is done goes straight on to its next time if nothing else
-// is due first (Simulation::advance_to).
+// is due first (Simulation::advance_to). What a rate change touches per flow (bytes left, when,
+// start sequence) is kept apart from the rest of its record.
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their
@@ -164,11 +165,20 @@ class FlowNetwork final : public Model, private EventHandler {
 
  private:
   enum : std::uint8_t { FREE = 0, LATENT = 1, ACTIVE = 2, FINISHING = 3 };  // FINISHING: done, callback pending
-  struct Key {
-    std::int64_t time;
-    std::uint64_t seq;
-    bool operator<(const Key& o) const { return time < o.time || (time == o.time && seq < o.seq); }
+  // Per flow slot, what a rate change reads and writes.
+  struct Progress {
+    double left = 0;  // bytes left at last_ps
+    std::int64_t last_ps = 0;
+    std::uint64_t seq = 0;  // start order: breaks ties between equal times
   };
+  // Heaps of flow slots by time (picoseconds), equal times in start order.
+  struct StartOrder {
+    const std::vector<Progress>* progress;
+    bool operator()(std::int64_t a, std::uint32_t a_slot, std::int64_t b, std::uint32_t b_slot) const {
+      return a < b || (a == b && (*progress)[a_slot].seq < (*progress)[b_slot].seq);
+    }
+  };
+  using TimeHeap = IndexedHeap<std::int64_t, 4, StartOrder>;
 
   void handle_event(Simulation& sim, std::uint64_t tag) override;
   void process_due(Simulation& sim);
@@ -192,13 +202,10 @@ class FlowNetwork final : public Model, private EventHandler {
   Router router_;
   MaxMinSolver solver_;
 
-  // Per flow slot.
+  // Per flow slot, the rest.
   struct FlowRecord {
-    std::uint64_t seq = 0;
     std::int64_t start_ps = 0;
     std::int64_t bytes = 0;
-    double left = 0;  // bytes left at last_ps
-    std::int64_t last_ps = 0;
     double cap = 0;
     FlowHandler* handler = nullptr;
     std::uint64_t tag = 0;
@@ -208,6 +215,7 @@ class FlowNetwork final : public Model, private EventHandler {
     std::uint8_t state = FREE;
   };
   std::vector<FlowRecord> flows_;  // by slot
+  std::vector<Progress> progress_;  // by slot
   std::vector<std::uint32_t> free_slots_;
 
   std::vector<FlowFunction> functions_;
@@ -215,8 +223,8 @@ class FlowNetwork final : public Model, private EventHandler {
   std::vector<Route> routes_;
   std::vector<std::uint32_t> free_routes_;
 
-  IndexedHeap<Key> completions_;  // active flows by predicted completion
-  IndexedHeap<Key> latent_;       // flows in their start latency, by its end
+  TimeHeap completions_{StartOrder{&progress_}};  // active flows by predicted completion
+  TimeHeap latent_{StartOrder{&progress_}};       // flows in their start latency, by its end
   std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
   std::size_t ready_head_ = 0;
   std::vector<std::uint32_t> finished_;

@@ -21,4 +21,13 @@ inline void for_each_bit(std::uint32_t mask, F&& fn) {
   }
 }
 
+// The same for a 64-bit set.
+template <class F>
+inline void for_each_bit64(std::uint64_t mask, F&& fn) {
+  while (mask != 0) {
+    fn(static_cast<std::uint32_t>(std::countr_zero(mask)));
+    mask &= mask - 1;
+  }
+}
+
 }  // namespace clustersim::sim::max_min_detail

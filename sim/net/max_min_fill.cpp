@@ -1,6 +1,11 @@
 // The fill of MaxMinSolver: gathering the flows whose rates can move, progressive filling,
 // the outsider checks (V1 to V3) and the commit. The mathematics is in max_min_solver.hpp.
+//
+// A solve numbers the flows of A and their hot links in the order they join it (FillFlow,
+// FillLink) and works on those dense arrays; the network's records are read when a flow or link
+// joins, scanned for outsiders after each fill, and written once, at the commit.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -14,71 +19,236 @@ constexpr std::uint32_t NO_HOP = UINT32_MAX;
 }  // namespace
 
 using max_min_detail::for_each_bit;
+using max_min_detail::for_each_bit64;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
 
-void MaxMinSolver::gather(std::uint32_t flow) {
-  Flow& f = flows_[flow];
+// The FillLink number of hot link l in this solve, taking it in when it has none.
+std::uint32_t MaxMinSolver::fill_link(LinkId l) {
+  std::uint32_t& number = fill_number_[l];
+  if (number < fill_links_.size() && fill_links_[number].id == l) return number;
+  number = static_cast<std::uint32_t>(fill_links_.size());
+  const LinkState& k = links_[l];
+  fill_links_.push_back(FillLink{.id = l,
+                                 .fill_epoch = 0,
+                                 .visit = 0,
+                                 .n = 0,
+                                 .in_a = 0,
+                                 .a_bottlenecked = 0,
+                                 .head = NO_HOP,
+                                 .slot = 0,
+                                 .part_begin = 0,
+                                 .part_mask = 0,
+                                 .capacity = k.capacity,
+                                 .load = k.load,
+                                 .rem = 0,
+                                 .capsum = 0,
+                                 .fill_level = NO_CAP,
+                                 .a_max_rate = 0});
+  return number;
+}
+
+// Flow x joins A (once per solve): copied, with its hot links, into the fill's arrays.
+void MaxMinSolver::gather(std::uint32_t x) {
+  Flow& f = flows_[x];
   if (f.in_set == epoch_) return;
   f.in_set = epoch_;
-  set_.push_back(flow);
+  const auto begin = static_cast<std::uint32_t>(fill_links_of_.size());
+  const Hop* hops = hops_.at(f.hop_begin);
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) { fill_links_of_.push_back(fill_link(hops[h].link)); });
+  fill_flows_.push_back(FillFlow{.id = x,
+                                 .links_begin = begin,
+                                 .link_count = static_cast<std::uint32_t>(fill_links_of_.size()) - begin,
+                                 .bottleneck = f.bottleneck,
+                                 .new_bottleneck = UNSOLVED,
+                                 .frozen = 0,
+                                 .part = 0,
+                                 .cap = f.cap,
+                                 .rate = f.state == PENDING ? 0.0 : f.rate,
+                                 .new_rate = 0});
 }
 
 template <bool WITH_HEAP>
-void MaxMinSolver::freeze(std::uint32_t flow, double rate, std::uint32_t bottleneck) {
-  Flow& f = flows_[flow];
+void MaxMinSolver::freeze(std::uint32_t i, double rate, std::uint32_t bottleneck) {
+  FillFlow& f = fill_flows_[i];
   f.frozen = fill_epoch_;
   f.new_rate = rate;
   f.new_bottleneck = bottleneck;
-  if constexpr (WITH_HEAP) heap_.erase(static_cast<std::uint32_t>(links_.size()) + flow);
-  const std::uint32_t begin = f.hop_begin;
-  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
-    Link& k = links_[l];
+  if constexpr (WITH_HEAP) heap_.erase(2 * i + 1);
+  const std::uint32_t* links = fill_links_of_.data() + f.links_begin;
+  for (std::uint32_t h = 0; h < f.link_count; ++h) {
+    const std::uint32_t j = links[h];
+    FillLink& k = fill_links_[j];
     k.rem -= rate;
     if (rate > k.a_max_rate) k.a_max_rate = rate;
     --k.n;
     if constexpr (WITH_HEAP) {
-      if (heap_.contains(l)) {
+      if (heap_.contains(2 * j)) {
         if (k.n == 0) {
-          heap_.erase(l);
+          heap_.erase(2 * j);
         } else {
-          heap_.update(l, Key{std::max(k.rem, 0.0) / k.n, l});
+          heap_.update(2 * j, Key{std::max(k.rem, 0.0) / k.n, k.id});
         }
       }
     }
-  });
+  }
 }
 
-// Freezes every unfrozen flow of A on link l at `level`.
+// Freezes every unfrozen flow of A on fill link j at `level`.
 template <bool WITH_HEAP>
-void MaxMinSolver::freeze_link(LinkId l, double level) {
-  Link& k = links_[l];
-  k.fill_level = level;
-  for (std::uint32_t hi = k.a_head; hi != NO_HOP && k.n > 0; hi = hop_next_[hi]) {
-    const std::uint32_t x = hops_[hi].flow;
-    if (flows_[x].frozen != fill_epoch_) freeze<WITH_HEAP>(x, level, l);
+void MaxMinSolver::freeze_link(std::uint32_t j, double level) {
+  fill_links_[j].fill_level = level;
+  const LinkId id = fill_links_[j].id;
+  for (std::uint32_t hi = fill_links_[j].head; hi != NO_HOP && fill_links_[j].n > 0; hi = fill_hops_[hi].next) {
+    const std::uint32_t x = fill_hops_[hi].flow;
+    if (fill_flows_[x].frozen != fill_epoch_) freeze<WITH_HEAP>(x, level, id);
   }
+}
+
+// The fill of a part of at most 64 flows crossing at most 64 hot links, on bit sets: the same
+// choices in the same order as the general fill below (links frozen newest flow first, as its lists
+// run), so the same rates to the last bit. Returns false, having changed nothing that matters,
+// when the part crosses more links than it can hold.
+bool MaxMinSolver::small_fill() {
+  SmallFill& s = small_;
+  const auto flows = static_cast<std::uint32_t>(part_.size());
+  const auto cap_base = static_cast<std::uint32_t>(links_.size());
+  std::uint32_t links = 0;
+  std::uint32_t capped = 0;
+  for (std::uint32_t p = 0; p < flows; ++p) {
+    const FillFlow& f = fill_flows_[part_[p]];
+    const std::uint32_t* numbers = fill_links_of_.data() + f.links_begin;
+    std::uint64_t mine = 0;
+    for (std::uint32_t h = 0; h < f.link_count; ++h) {
+      FillLink& k = fill_links_[numbers[h]];
+      if (k.fill_epoch != fill_epoch_) {
+        if (links == SMALL_FILL) return false;
+        k.fill_epoch = fill_epoch_;
+        k.slot = links;
+        s.link_flows[links] = 0;
+        s.rem[links] = k.capacity - k.load;
+        s.capsum[links] = 0;
+        s.a_max_rate[links] = 0;
+        s.fill_level[links] = NO_CAP;
+        s.link_id[links] = k.id;
+        s.link[links] = numbers[h];
+        s.n[links] = 0;
+        s.a_bottlenecked[links] = 0;
+        ++links;
+      }
+      const std::uint32_t slot = k.slot;
+      mine |= std::uint64_t{1} << slot;
+      s.link_flows[slot] |= std::uint64_t{1} << p;
+      // The flow's old rate goes back into what is left for A.
+      s.rem[slot] += f.rate;
+      s.capsum[slot] += f.cap;
+      ++s.n[slot];
+      if (f.bottleneck == k.id) ++s.a_bottlenecked[slot];
+    }
+    s.flow_links[p] = mine;
+    if (f.cap != NO_CAP) {
+      // Insertion into the caps in ascending order (a handful: nothing beats it).
+      const CapKey c{Key{f.cap, cap_base + f.id}, p};
+      std::uint32_t b = capped++;
+      for (; b > 0 && c.key < s.caps[b - 1].key; --b) s.caps[b] = s.caps[b - 1];
+      s.caps[b] = c;
+    }
+  }
+  std::uint64_t unfrozen = flows == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << flows) - 1;
+  const auto freeze_one = [&](std::uint32_t p, double rate, std::uint32_t bottleneck) {
+    unfrozen &= ~(std::uint64_t{1} << p);
+    s.new_rate[p] = rate;
+    s.new_bottleneck[p] = bottleneck;
+    for_each_bit64(s.flow_links[p], [&](std::uint32_t slot) {
+      s.rem[slot] -= rate;
+      if (rate > s.a_max_rate[slot]) s.a_max_rate[slot] = rate;
+      --s.n[slot];
+    });
+  };
+  std::uint32_t candidates[SMALL_FILL];
+  std::uint32_t candidate_count = 0;
+  for (std::uint32_t slot = 0; slot < links; ++slot) {
+    s.in_a[slot] = s.n[slot];
+    s.rem[slot] = std::max(s.rem[slot], 0.0);
+    // A link whose room covers the caps of all of A's flows on it cannot hold any of them back;
+    // with one flow every link counts (ties go to the lowest link id, then to the cap).
+    if (s.capsum[slot] > s.rem[slot] || flows == 1) candidates[candidate_count++] = slot;
+  }
+  std::uint32_t next_cap = 0;
+  while (unfrozen != 0) {
+    Key best{NO_CAP, UINT32_MAX};
+    std::uint32_t best_slot = UINT32_MAX;
+    for (std::uint32_t c = 0; c < candidate_count; ++c) {
+      const std::uint32_t slot = candidates[c];
+      if (s.n[slot] == 0) {
+        candidates[c--] = candidates[--candidate_count];  // never again
+        continue;
+      }
+      const Key key{std::max(s.rem[slot], 0.0) / s.n[slot], s.link_id[slot]};
+      if (key < best) {
+        best = key;
+        best_slot = slot;
+      }
+    }
+    while (next_cap < capped && ((unfrozen >> s.caps[next_cap].flow) & 1U) == 0) ++next_cap;
+    if (next_cap < capped && s.caps[next_cap].key < best) {
+      freeze_one(s.caps[next_cap].flow, s.caps[next_cap].key.level, CAPPED);
+      continue;
+    }
+    if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
+    s.fill_level[best_slot] = best.level;
+    // Newest first, as the general fill's lists run.
+    for (std::uint64_t m = s.link_flows[best_slot] & unfrozen; m != 0;) {
+      const auto p = static_cast<std::uint32_t>(63 - std::countl_zero(m));
+      m &= ~(std::uint64_t{1} << p);
+      freeze_one(p, best.level, best.id);
+    }
+  }
+  // Back into the solve's arrays: what find_violations, the coupling search and the commit read.
+  for (std::uint32_t p = 0; p < flows; ++p) {
+    FillFlow& f = fill_flows_[part_[p]];
+    f.frozen = fill_epoch_;
+    f.new_rate = s.new_rate[p];
+    f.new_bottleneck = s.new_bottleneck[p];
+  }
+  const auto part_begin = static_cast<std::uint32_t>(fill_parts_.size());
+  fill_parts_.insert(fill_parts_.end(), part_.begin(), part_.end());
+  filled_.resize(links);
+  for (std::uint32_t slot = 0; slot < links; ++slot) {
+    FillLink& k = fill_links_[s.link[slot]];
+    k.rem = s.rem[slot];
+    k.capsum = s.capsum[slot];
+    k.fill_level = s.fill_level[slot];
+    k.a_max_rate = s.a_max_rate[slot];
+    k.n = 0;
+    k.in_a = s.in_a[slot];
+    k.a_bottlenecked = s.a_bottlenecked[slot];
+    k.head = NO_HOP;
+    k.part_begin = part_begin;
+    k.part_mask = s.link_flows[slot];
+    filled_[slot] = s.link[slot];
+  }
+  return true;
 }
 
 void MaxMinSolver::fill() {
   ++fill_epoch_;
   ++counters_.fills;
   counters_.flows_solved += part_.size();
-  fill_links_.clear();
-  for (const std::uint32_t x : part_) {
-    const Flow& f = flows_[x];
-    const std::uint32_t begin = f.hop_begin;
-    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops_[begin + h].link;
-      Link& k = links_[l];
+  if (part_.size() <= SMALL_FILL) {
+    if (small_fill()) return;
+    ++fill_epoch_;  // the links it stamped must be taken in afresh
+  }
+  filled_.clear();
+  for (const std::uint32_t i : part_) {
+    const FillFlow& f = fill_flows_[i];
+    const std::uint32_t* links = fill_links_of_.data() + f.links_begin;
+    for (std::uint32_t h = 0; h < f.link_count; ++h) {
+      const std::uint32_t j = links[h];
+      FillLink& k = fill_links_[j];
       if (k.fill_epoch != fill_epoch_) {
         k.fill_epoch = fill_epoch_;
-        fill_links_.push_back(l);
-        if (k.solve_epoch != epoch_) {
-          k.solve_epoch = epoch_;
-          solve_links_.push_back(l);
-        }
+        filled_.push_back(j);
         k.rem = k.capacity - k.load;
         k.capsum = 0;
         k.fill_level = NO_CAP;
@@ -86,17 +256,18 @@ void MaxMinSolver::fill() {
         k.n = 0;
         k.in_a = 0;
         k.a_bottlenecked = 0;
-        k.a_head = NO_HOP;
+        k.head = NO_HOP;
+        k.part_mask = 0;
       }
-      hop_next_[begin + h] = k.a_head;
-      k.a_head = begin + h;
+      fill_hops_.push_back(FillHop{i, k.head});
+      k.head = static_cast<std::uint32_t>(fill_hops_.size() - 1);
       // The flow's old rate goes back into what is left for A.
       k.rem += f.rate;
       k.capsum += f.cap;
       ++k.n;
       ++k.in_a;
-      if (f.bottleneck == l) ++k.a_bottlenecked;
-    });
+      if (f.bottleneck == k.id) ++k.a_bottlenecked;
+    }
   }
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
 
@@ -104,140 +275,166 @@ void MaxMinSolver::fill() {
     // One flow: its rate is the least of its cap and what each of its links has left (the same
     // choice as the general fill below, ties going to the lowest link id, then to the cap).
     const std::uint32_t x = part_.front();
-    Key best{flows_[x].cap, cap_base + x};
-    for (const LinkId l : fill_links_) {
-      Link& k = links_[l];
+    const FillFlow& f = fill_flows_[x];
+    Key best{f.cap, cap_base + f.id};
+    std::uint32_t best_link = NO_HOP;
+    for (const std::uint32_t j : filled_) {
+      FillLink& k = fill_links_[j];
       k.rem = std::max(k.rem, 0.0);
-      const Key key{k.rem, l};
-      if (key < best) best = key;
+      const Key key{k.rem, k.id};
+      if (key < best) {
+        best = key;
+        best_link = j;
+      }
     }
-    if (best.id == cap_base + x && best.level == NO_CAP) {
+    if (best_link == NO_HOP && best.level == NO_CAP) {
       throw std::logic_error("max-min fill: a flow with nothing to hold it back");
     }
-    if (best.id < cap_base) links_[best.id].fill_level = best.level;
-    freeze<false>(x, best.level, best.id < cap_base ? best.id : CAPPED);
+    if (best_link != NO_HOP) fill_links_[best_link].fill_level = best.level;
+    freeze<false>(x, best.level, best_link != NO_HOP ? best.id : CAPPED);
     return;
   }
 
   // A link whose room covers the caps of all of A's flows on it cannot hold any of them back: it
   // never binds (freeze still charges it). The others are the candidates.
   candidates_.clear();
-  for (const LinkId l : fill_links_) {
-    Link& k = links_[l];
+  for (const std::uint32_t j : filled_) {
+    FillLink& k = fill_links_[j];
     k.rem = std::max(k.rem, 0.0);
-    if (k.capsum > k.rem) candidates_.push_back(l);
+    if (k.capsum > k.rem) candidates_.push_back(j);
   }
 
   if (candidates_.size() + part_.size() <= LINEAR_FILL_LIMIT) {
     // Small: find the next event by scanning the candidate links, with the caps in sorted order;
     // no heap. Same keys and ties as the heap.
     caps_.clear();
-    for (const std::uint32_t x : part_) {
-      if (flows_[x].cap != NO_CAP) caps_.push_back(Key{flows_[x].cap, cap_base + x});
+    for (const std::uint32_t i : part_) {
+      const FillFlow& f = fill_flows_[i];
+      if (f.cap != NO_CAP) caps_.push_back(CapKey{Key{f.cap, cap_base + f.id}, i});
     }
-    std::sort(caps_.begin(), caps_.end());
+    // Insertion sort: a handful of caps, mostly few enough that nothing beats it.
+    for (std::size_t a = 1; a < caps_.size(); ++a) {
+      const CapKey c = caps_[a];
+      std::size_t b = a;
+      for (; b > 0 && c.key < caps_[b - 1].key; --b) caps_[b] = caps_[b - 1];
+      caps_[b] = c;
+    }
     std::size_t next_cap = 0;
     std::size_t unfrozen = part_.size();
     while (unfrozen > 0) {
       Key best{NO_CAP, UINT32_MAX};
-      for (const LinkId l : candidates_) {
-        const Link& k = links_[l];
+      std::uint32_t best_link = NO_HOP;
+      for (const std::uint32_t j : candidates_) {
+        const FillLink& k = fill_links_[j];
         if (k.n == 0) continue;
-        const Key key{std::max(k.rem, 0.0) / k.n, l};
-        if (key < best) best = key;
+        const Key key{std::max(k.rem, 0.0) / k.n, k.id};
+        if (key < best) {
+          best = key;
+          best_link = j;
+        }
       }
-      while (next_cap < caps_.size() && flows_[caps_[next_cap].id - cap_base].frozen == fill_epoch_) ++next_cap;
-      if (next_cap < caps_.size() && caps_[next_cap] < best) best = caps_[next_cap];
-      if (best.id == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
-      if (best.id >= cap_base) {
-        freeze<false>(best.id - cap_base, best.level, CAPPED);
+      while (next_cap < caps_.size() && fill_flows_[caps_[next_cap].flow].frozen == fill_epoch_) ++next_cap;
+      if (next_cap < caps_.size() && caps_[next_cap].key < best) {
+        freeze<false>(caps_[next_cap].flow, caps_[next_cap].key.level, CAPPED);
         --unfrozen;
-      } else {
-        const std::uint32_t before = links_[best.id].n;
-        freeze_link<false>(best.id, best.level);
-        unfrozen -= before;
+        continue;
       }
+      if (best_link == NO_HOP) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
+      const std::uint32_t before = fill_links_[best_link].n;
+      freeze_link<false>(best_link, best.level);
+      unfrozen -= before;
     }
     return;
   }
 
   heap_.clear();
-  for (const LinkId l : candidates_) heap_.push(l, Key{links_[l].rem / links_[l].n, l});
-  for (const std::uint32_t x : part_) {
-    if (flows_[x].cap != NO_CAP) heap_.push(cap_base + x, Key{flows_[x].cap, cap_base + x});
+  for (const std::uint32_t j : candidates_) {
+    const FillLink& k = fill_links_[j];
+    heap_.push(2 * j, Key{k.rem / k.n, k.id});
+  }
+  for (const std::uint32_t i : part_) {
+    const FillFlow& f = fill_flows_[i];
+    if (f.cap != NO_CAP) heap_.push(2 * i + 1, Key{f.cap, cap_base + f.id});
   }
   while (!heap_.empty()) {
     const std::uint32_t id = heap_.top_id();
     const double level = heap_.top_key().level;
     heap_.pop();
-    if (id >= cap_base) {
-      freeze<true>(id - cap_base, level, CAPPED);
+    if (id % 2 == 1) {
+      freeze<true>(id / 2, level, CAPPED);
     } else {
-      freeze_link<true>(id, level);
+      freeze_link<true>(id / 2, level);
     }
   }
 }
 
 bool MaxMinSolver::find_violations() {
   violators_.clear();
-  for (const LinkId l : fill_links_) {
-    const Link& k = links_[l];
+  for (const std::uint32_t j : filled_) {
+    const FillLink& k = fill_links_[j];
+    const LinkState& g = links_[k.id];
     const bool froze = k.fill_level != NO_CAP;
-    const bool outsiders_bottlenecked = k.bottlenecked != k.a_bottlenecked;
+    const bool outsiders_bottlenecked = g.bottlenecked != k.a_bottlenecked;
     if (!froze && !outsiders_bottlenecked) continue;
-    const auto& m = links_[l].members;
-    if (m.size() == k.in_a) continue;  // no outsider on l
-    // V1: l froze flows of A at fill_level; faster outsiders must come down to it.
-    if (froze) {
+    if (g.flows == k.in_a) continue;  // no outsider on the link
+    const LinkMember* m = members_of(g);
+    // V1: the link froze flows of A at fill_level; faster outsiders must come down to it. No flow
+    // on a link with flows bottlenecked on it runs faster than its level (each solve leaves it so,
+    // within the tolerance): when the link froze A at or above that level, there is none to find.
+    if (froze && !(g.bottlenecked > 0 && k.fill_level >= g.level)) {
       const double limit = k.fill_level * (1 + TOLERANCE);
-      for (const LinkMember& x : m) {
-        const Flow& f = flows_[x.flow];
-        if (f.in_set != epoch_ && f.rate > limit) violators_.push_back(x.flow);
+      for (std::uint32_t i = 0; i < g.flows; ++i) {
+        const Flow& f = flows_[m[i].flow];
+        if (f.in_set != epoch_ && f.rate > limit) violators_.push_back(m[i].flow);
       }
     }
-    // V2, V3: outsiders bottlenecked on l lose their bottleneck when l has room left, or when a
-    // flow of A overtakes them on l.
+    // V2, V3: outsiders bottlenecked on the link lose their bottleneck when it has room left, or
+    // when a flow of A overtakes them on it.
     if (!outsiders_bottlenecked) continue;
-    const bool has_room = k.capacity - k.rem < k.threshold;
-    const bool overtaken = k.a_max_rate > k.level * (1 + TOLERANCE);
+    const bool has_room = k.capacity - k.rem < threshold(g);
+    const bool overtaken = k.a_max_rate > g.level * (1 + TOLERANCE);
     if (has_room || overtaken) {
-      for (const LinkMember& x : m) {
-        const Flow& f = flows_[x.flow];
-        if (f.in_set != epoch_ && f.bottleneck == l) violators_.push_back(x.flow);
+      for (std::uint32_t i = 0; i < g.flows; ++i) {
+        const Flow& f = flows_[m[i].flow];
+        if (f.in_set != epoch_ && f.bottleneck == k.id) violators_.push_back(m[i].flow);
       }
     }
   }
   counters_.outsiders_added += violators_.size();
-  for (const std::uint32_t x : violators_) gather(x);
   if (violators_.empty()) return false;
   // Only the violators and the flows of A they are coupled to (through shared hot links, directly
   // or not) are filled again; the rest of A keeps what the last fill gave it.
   ++part_epoch_;
   part_.clear();
   for (const std::uint32_t x : violators_) {
-    if (flows_[x].part != part_epoch_) {
-      flows_[x].part = part_epoch_;
-      part_.push_back(x);
-    }
+    if (flows_[x].in_set == epoch_) continue;  // listed twice
+    gather(x);
+    const auto i = static_cast<std::uint32_t>(fill_flows_.size() - 1);
+    fill_flows_[i].part = part_epoch_;
+    part_.push_back(i);
   }
-  for (std::size_t i = 0; i < part_.size(); ++i) {
-    const Flow& f = flows_[part_[i]];
-    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops_[f.hop_begin + h].link;
-      Link& k = links_[l];
-      if (k.visit == part_epoch_) return;
+  for (std::size_t p = 0; p < part_.size(); ++p) {
+    const FillFlow& f = fill_flows_[part_[p]];
+    for (std::uint32_t h = 0; h < f.link_count; ++h) {
+      FillLink& k = fill_links_[fill_links_of_[f.links_begin + h]];
+      if (k.visit == part_epoch_) continue;
       k.visit = part_epoch_;
-      // The flows of A on the link are those of the last fill that took it in (no fill of this
-      // solve took it in: none but newcomers).
-      if (k.solve_epoch != epoch_) return;
-      for (std::uint32_t hi = k.a_head; hi != NO_HOP; hi = hop_next_[hi]) {
-        Flow& g = flows_[hops_[hi].flow];
+      // The flows of A on the link are those of the last fill that took it in (none yet: only
+      // newcomers, which are in the part already).
+      const auto join = [&](std::uint32_t x) {
+        FillFlow& g = fill_flows_[x];
         if (g.part != part_epoch_) {
           g.part = part_epoch_;
-          part_.push_back(hops_[hi].flow);
+          part_.push_back(x);
         }
+      };
+      for (std::uint64_t m = k.part_mask; m != 0;) {  // newest first, as the lists run
+        const auto b = static_cast<std::uint32_t>(63 - std::countl_zero(m));
+        m &= ~(std::uint64_t{1} << b);
+        join(fill_parts_[k.part_begin + b]);
       }
-    });
+      for (std::uint32_t hi = k.head; hi != NO_HOP; hi = fill_hops_[hi].next) join(fill_hops_[hi].flow);
+    }
   }
   return true;
 }
@@ -251,12 +448,12 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   Flow& f = flows_[x];
   const bool pending = f.state == PENDING;
   const double old_rate = pending ? 0.0 : f.rate;
-  const std::uint32_t begin = f.hop_begin;
+  const Hop* hops = hops_.at(f.hop_begin);
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   Key best{f.cap, cap_base + x};
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
-    const Link& k = links_[l];
+    const LinkId l = hops[h].link;
+    const LinkState& k = links_[l];
     const Key key{std::max(k.capacity - k.load + old_rate, 0.0), l};
     if (key < best) best = key;
   });
@@ -264,18 +461,20 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   if (best.id < cap_base) {
     // V1: flows on the link it fills that run faster must share it.
     const double limit = rate * (1 + TOLERANCE);
-    for (const LinkMember& m : links_[best.id].members) {
-      if (m.flow != x && flows_[m.flow].rate > limit) return false;
+    const LinkState& k = links_[best.id];
+    const LinkMember* m = members_of(k);
+    for (std::uint32_t i = 0; i < k.flows; ++i) {
+      if (m[i].flow != x && flows_[m[i].flow].rate > limit) return false;
     }
   }
   bool disturbs = false;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
-    const Link& k = links_[l];
+    const LinkId l = hops[h].link;
+    const LinkState& k = links_[l];
     const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
     if (others == 0) return;
     // V2: the others bottlenecked here would get room; V3: it would overtake them.
-    if (k.load + rate - old_rate < k.threshold || rate > k.level * (1 + TOLERANCE)) disturbs = true;
+    if (k.load + rate - old_rate < threshold(k) || rate > k.level * (1 + TOLERANCE)) disturbs = true;
   });
   if (disturbs) return false;
 
@@ -290,7 +489,7 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   if (bottleneck < links_.size()) links_[bottleneck].level = rate;
   if (!pending && std::abs(rate - old_rate) <= RATE_TOLERANCE * std::max(rate, old_rate)) return true;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
+    const LinkId l = hops[h].link;
     links_[l].load = std::max(0.0, links_[l].load + rate - old_rate);
     note_saturation(l);
   });
@@ -300,6 +499,36 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   changes_.push_back(RateChange{x, old_rate, rate});
   ++counters_.rate_changes;
   return true;
+}
+
+// Writes the fills' results back: loads and levels of A's links, bottlenecks and rates of its flows.
+void MaxMinSolver::commit() {
+  for (const FillLink& k : fill_links_) {
+    LinkState& g = links_[k.id];
+    g.load = std::max(0.0, k.capacity - k.rem);
+    if (k.fill_level != NO_CAP) g.level = k.fill_level;
+    note_saturation(k.id);
+  }
+  const auto first_change = changes_.size();
+  for (const FillFlow& a : fill_flows_) {
+    Flow& f = flows_[a.id];
+    if (f.bottleneck != a.new_bottleneck) {
+      if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
+      if (a.new_bottleneck < links_.size()) ++links_[a.new_bottleneck].bottlenecked;
+      f.bottleneck = a.new_bottleneck;
+    }
+    const double old_rate = f.rate;
+    const double new_rate = a.new_rate;
+    if (f.state == PENDING) {
+      f.state = LIVE;
+    } else if (std::abs(new_rate - old_rate) <= RATE_TOLERANCE * std::max(new_rate, old_rate)) {
+      continue;
+    }
+    f.rate = new_rate;
+    apply_new_rate(a.id, old_rate, new_rate);
+    changes_.push_back(RateChange{a.id, old_rate, new_rate});
+  }
+  counters_.rate_changes += changes_.size() - first_change;
 }
 
 std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
@@ -312,9 +541,11 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   for (const LinkId l : dirty_) {
     std::uint32_t only = UINT32_MAX;
     std::uint32_t count = 0;
-    for (const LinkMember& m : links_[l].members) {
-      if (flows_[m.flow].bottleneck == l) {
-        only = m.flow;
+    const LinkState& k = links_[l];
+    const LinkMember* m = members_of(k);
+    for (std::uint32_t i = 0; i < k.flows; ++i) {
+      if (flows_[m[i].flow].bottleneck == l) {
+        only = m[i].flow;
         ++count;
       }
     }
@@ -329,59 +560,48 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   added_.resize(kept);
   if (added_.empty() && dirty_.empty()) return changes_;
 
-  ++epoch_;
-  set_.clear();
+  if (++epoch_ == 0) {
+    // The epoch wrapped: no flow may look as if it joined A in this solve.
+    for (Flow& f : flows_) f.in_set = 0;
+    epoch_ = 1;
+  }
+  fill_epoch_ = 0;
+  part_epoch_ = 0;
+  fill_flows_.clear();
+  fill_links_.clear();
+  fill_links_of_.clear();
+  fill_hops_.clear();
+  fill_parts_.clear();
   for (const std::uint32_t x : added_) gather(x);
   // A started flow that cannot have its potential on a link will share that link: the link's
   // flows join A now rather than one fill later (V1).
   for (const std::uint32_t x : added_) {
     const Flow& f = flows_[x];
+    const Hop* hops = hops_.at(f.hop_begin);
     for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops_[f.hop_begin + h].link;
-      const Link& k = links_[l];
-      if (k.load + f.potential < k.threshold) return;
-      for (const LinkMember& m : links_[l].members) gather(m.flow);
+      const LinkId l = hops[h].link;
+      const LinkState& k = links_[l];
+      if (k.load + f.potential < threshold(k)) return;
+      const LinkMember* m = members_of(k);
+      for (std::uint32_t i = 0; i < k.flows; ++i) gather(m[i].flow);
     });
   }
   added_.clear();
   for (const LinkId l : dirty_) {
-    for (const LinkMember& x : links_[l].members) {
-      if (flows_[x.flow].bottleneck == l) gather(x.flow);
+    const LinkState& k = links_[l];
+    const LinkMember* m = members_of(k);
+    for (std::uint32_t i = 0; i < k.flows; ++i) {
+      if (flows_[m[i].flow].bottleneck == l) gather(m[i].flow);
     }
   }
   dirty_.clear();
-  if (set_.empty()) return changes_;
-  solve_links_.clear();
-  part_.assign(set_.begin(), set_.end());
+  if (fill_flows_.empty()) return changes_;
+  part_.resize(fill_flows_.size());
+  for (std::uint32_t i = 0; i < part_.size(); ++i) part_[i] = i;
   do {
     fill();
   } while (find_violations());
-
-  for (const LinkId l : solve_links_) {
-    Link& k = links_[l];
-    k.load = std::max(0.0, k.capacity - k.rem);
-    if (k.fill_level != NO_CAP) k.level = k.fill_level;
-    note_saturation(l);
-  }
-  for (const std::uint32_t x : set_) {
-    Flow& f = flows_[x];
-    if (f.bottleneck != f.new_bottleneck) {
-      if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
-      if (f.new_bottleneck < links_.size()) ++links_[f.new_bottleneck].bottlenecked;
-      f.bottleneck = f.new_bottleneck;
-    }
-    const double old_rate = f.rate;
-    const double new_rate = f.new_rate;
-    if (f.state == PENDING) {
-      f.state = LIVE;
-    } else if (std::abs(new_rate - old_rate) <= RATE_TOLERANCE * std::max(new_rate, old_rate)) {
-      continue;
-    }
-    f.rate = new_rate;
-    apply_new_rate(x, old_rate, new_rate);
-    changes_.push_back(RateChange{x, old_rate, new_rate});
-  }
-  counters_.rate_changes += changes_.size();
+  commit();
   return changes_;
 }
 

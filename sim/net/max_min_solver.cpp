@@ -10,7 +10,6 @@
 namespace clustersim::sim {
 
 using max_min_detail::for_each_bit;
-using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
 
 MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const std::uint8_t> never_binds) {
@@ -18,102 +17,141 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const s
     throw std::invalid_argument("never_binds must have one entry per link");
   }
   links_.resize(capacities.size());
+  stats_.resize(capacities.size());
+  saturated_bits_.resize((capacities.size() + 63) / 64);
+  fill_number_.resize(capacities.size());
   for (std::size_t l = 0; l < capacities.size(); ++l) {
     const double c = capacities[l];
     if (!(c > 0) || !std::isfinite(c)) {
       throw std::invalid_argument("link " + std::to_string(l) + " capacity must be positive and finite");
     }
     links_[l].capacity = c;
-    links_[l].threshold = c * (1 - TOLERANCE);
-    links_[l].never_binds = !never_binds.empty() && never_binds[l] != 0;
+    if (!never_binds.empty() && never_binds[l] != 0) links_[l].members = NO_LIST;
   }
-  free_hops_.resize(MAX_HOPS + 1);
+}
+
+double MaxMinSolver::threshold(const LinkState& k) { return k.capacity * (1 - TOLERANCE); }
+
+std::uint32_t MaxMinSolver::list_capacity(std::uint32_t peak_flows) {
+  return peak_flows == 0 ? 0 : std::max(std::uint32_t{1} << MIN_LIST_CLASS, std::bit_ceil(peak_flows));
+}
+
+std::span<const LinkMember> MaxMinSolver::flows_on(LinkId l) const {
+  const LinkState& k = links_[l];
+  if (k.members == NO_LIST || k.flows == 0) return {};
+  return {members_of(k), k.flows};
 }
 
 void MaxMinSolver::ensure_flow(std::uint32_t flow) {
   if (flow < flows_.size()) return;
   flows_.resize(std::max<std::size_t>(flow + 1, flows_.size() * 2));
-  heap_.reserve_ids(links_.size() + flows_.size());
 }
 
-std::uint32_t MaxMinSolver::allocate_hops(std::size_t n) {
-  auto& free = free_hops_[n];
-  if (!free.empty()) {
-    const std::uint32_t b = free.back();
-    free.pop_back();
-    return b;
+// Appends to a listed link's flow list (moving it to a block twice as large when full) and counts
+// the flow; returns its position.
+std::uint32_t MaxMinSolver::append_member(LinkState& k, LinkMember m) {
+  const std::uint32_t n = k.flows;
+  if (n == list_capacity(k.peak_flows)) {
+    const unsigned c = std::max(MIN_LIST_CLASS, BlockPool<LinkMember>::class_for(n + std::size_t{1}));
+    const std::uint32_t block = members_.allocate(c);
+    if (k.peak_flows > 0) {
+      std::copy_n(members_.at(k.members), n, members_.at(block));
+      members_.release(k.members, BlockPool<LinkMember>::class_for(list_capacity(k.peak_flows)));
+    }
+    k.members = block;
   }
-  const auto b = static_cast<std::uint32_t>(hops_.size());
-  hops_.resize(hops_.size() + n);
-  hop_next_.resize(hops_.size());
-  return b;
+  members_.at(k.members)[n] = m;
+  k.flows = n + 1;
+  if (k.flows > k.peak_flows) k.peak_flows = k.flows;
+  return n;
 }
 
-// Records a change of the link's saturation for the saturated-time statistic.
+// The link's saturation may have changed at now_ps_: settled (and its statistic updated) when the
+// clock moves on, so that a link that leaves and regains saturation at one instant costs nothing.
 void MaxMinSolver::note_saturation(LinkId l) {
-  Link& k = links_[l];
-  const bool now_saturated = k.hot && is_saturated(k);
-  if (now_saturated == k.saturated) return;
-  if (now_saturated) {
-    k.saturated_since = now_ps_;
-  } else {
-    k.saturated_ps += now_ps_ - k.saturated_since;
+  const LinkState& k = links_[l];
+  const bool now_saturated = is_hot(k) && is_saturated(k);
+  const bool was = ((saturated_bits_[l / 64] >> (l % 64)) & 1U) != 0;
+  if (now_saturated != was) saturation_pending_.push_back(l);
+}
+
+void MaxMinSolver::settle_saturation() {
+  for (const LinkId l : saturation_pending_) {
+    const LinkState& k = links_[l];
+    const bool now_saturated = is_hot(k) && is_saturated(k);
+    std::uint64_t& word = saturated_bits_[l / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (l % 64);
+    if (now_saturated == ((word & bit) != 0)) continue;
+    LinkStats& s = stats_[l];
+    if (now_saturated) {
+      s.saturated_since = now_ps_;
+    } else {
+      s.saturated_ps += now_ps_ - s.saturated_since;
+    }
+    word ^= bit;
   }
-  k.saturated = now_saturated;
+  saturation_pending_.clear();
 }
 
 // A link that never binds: integrate the bytes it carried so far, then change its load.
-void MaxMinSolver::add_unlisted_load(Link& k, double delta) {
-  k.bytes += k.load * static_cast<double>(now_ps_ - k.bytes_since) * 1e-12;
-  k.bytes_since = now_ps_;
+void MaxMinSolver::add_unlisted_load(LinkId l, double delta) {
+  LinkState& k = links_[l];
+  LinkStats& s = stats_[l];
+  k.bytes += k.load * static_cast<double>(now_ps_ - s.bytes_since) * 1e-12;
+  s.bytes_since = now_ps_;
   k.load = std::max(0.0, k.load + delta);
 }
 
 // After a flow's rate changed: the links that never bind follow it (hot links are set by the fill).
 void MaxMinSolver::apply_new_rate(std::uint32_t flow, double old_rate, double new_rate) {
   const Flow& f = flows_[flow];
-  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(links_[hops_[f.hop_begin + h].link], new_rate - old_rate); });
+  if (f.never_mask == 0) return;
+  const Hop* hops = hops_.at(f.hop_begin);
+  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hops[h].link, new_rate - old_rate); });
 }
 
 // The link's flows could now fill it: keep its load from here on and mark it in their masks.
 void MaxMinSolver::turn_hot(LinkId l) {
-  Link& k = links_[l];
-  k.hot = true;
+  LinkState& k = links_[l];
   double load = 0;
-  for (const LinkMember& m : k.members) {
-    Flow& f = flows_[m.flow];
+  const LinkMember* m = members_of(k);
+  for (std::uint32_t i = 0; i < k.flows; ++i) {
+    Flow& f = flows_[m[i].flow];
     load += f.rate;
-    f.hot_mask |= 1U << (m.hop - f.hop_begin);
+    f.hot_mask |= 1U << (m[i].hop - f.hop_begin);
   }
   k.load = load;
   note_saturation(l);
 }
 
 void MaxMinSolver::turn_cold(LinkId l) {
-  Link& k = links_[l];
-  k.hot = false;
-  for (const LinkMember& m : k.members) {
-    Flow& f = flows_[m.flow];
-    f.hot_mask &= ~(1U << (m.hop - f.hop_begin));
+  LinkState& k = links_[l];
+  const LinkMember* m = members_of(k);
+  for (std::uint32_t i = 0; i < k.flows; ++i) {
+    Flow& f = flows_[m[i].flow];
+    f.hot_mask &= ~(1U << (m[i].hop - f.hop_begin));
   }
   k.load = 0;
   note_saturation(l);
 }
 
 double MaxMinSolver::load(LinkId l) const {
-  const Link& k = links_.at(l);
-  if (k.hot || k.never_binds) return k.load;
+  const LinkState& k = links_.at(l);
+  if (k.members == NO_LIST || is_hot(k)) return k.load;
   double sum = 0;
-  for (const LinkMember& m : k.members) sum += flows_[m.flow].rate;
+  for (const LinkMember& m : flows_on(l)) sum += flows_[m.flow].rate;
   return sum;
 }
 
 LinkUsage MaxMinSolver::usage(LinkId l, std::int64_t now_ps) const {
-  const Link& k = links_.at(l);
+  const LinkState& k = links_.at(l);
+  const LinkStats& s = stats_[l];
   LinkUsage u;
-  u.bytes = k.bytes + (k.never_binds ? k.load * static_cast<double>(now_ps - k.bytes_since) * 1e-12 : 0.0);
-  u.busy_ps = k.busy_ps + (k.flows == 0 ? 0 : now_ps - k.busy_since);
-  u.saturated_ps = k.saturated_ps + (k.saturated ? now_ps - k.saturated_since : 0);
+  u.bytes = k.bytes + (k.members == NO_LIST ? k.load * static_cast<double>(now_ps - s.bytes_since) * 1e-12 : 0.0);
+  u.busy_ps = k.flows == 0 ? k.busy : now_ps - k.busy;
+  // Saturated up to the last settled instant, then (changes at now_ps_ not settled yet) as it is now.
+  const bool settled = ((saturated_bits_[l / 64] >> (l % 64)) & 1U) != 0;
+  u.saturated_ps = s.saturated_ps + (settled ? now_ps_ - s.saturated_since : 0) + (saturated(l) ? now_ps - now_ps_ : 0);
   u.load = load(l);
   u.flows = k.flows;
   u.peak_flows = k.peak_flows;
@@ -132,7 +170,7 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   ensure_flow(flow);
   Flow& f = flows_[flow];
   if (f.state != FREE) throw std::logic_error("flow slot " + std::to_string(flow) + " is in use");
-  const std::uint32_t begin = allocate_hops(route.size());
+  const std::uint32_t begin = route.empty() ? 0 : hops_.allocate(BlockPool<Hop>::class_for(route.size()));
   f.hop_begin = begin;
   f.hop_count = static_cast<std::uint8_t>(route.size());
   f.potential = potential;
@@ -142,22 +180,24 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   f.bottleneck = UNSOLVED;
   f.hot_mask = 0;
   f.never_mask = 0;
+  Hop* hops = hops_.at(begin);
   for (std::size_t h = 0; h < route.size(); ++h) {
     const LinkId l = route[h];
-    Link& k = links_[l];
-    if (k.flows++ == 0) k.busy_since = now_ps_;
-    if (k.flows > k.peak_flows) k.peak_flows = k.flows;
-    if (k.never_binds) {
-      hops_[begin + h] = Hop{l, UNLISTED, flow};
+    LinkState& k = links_[l];
+    if (k.members == NO_LIST) {
+      if (k.flows++ == 0) k.busy = now_ps_ - k.busy;
+      if (k.flows > k.peak_flows) k.peak_flows = k.flows;
+      hops[h] = Hop{l, UNLISTED};
       f.never_mask |= 1U << h;
       continue;
     }
-    hops_[begin + h] = Hop{l, static_cast<std::uint32_t>(k.members.size()), flow};
-    k.members.push_back(LinkMember{flow, begin + static_cast<std::uint32_t>(h)});
+    if (k.flows == 0) k.busy = now_ps_ - k.busy;
+    const bool was_hot = is_hot(k);
+    hops[h] = Hop{l, append_member(k, LinkMember{flow, begin + static_cast<std::uint32_t>(h)})};
     k.potential += potential;
-    if (k.hot) {
+    if (was_hot) {
       f.hot_mask |= 1U << h;
-    } else if (k.potential >= k.threshold) {
+    } else if (is_hot(k)) {
       turn_hot(l);  // sets this flow's bit too
     }
   }
@@ -170,18 +210,19 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
   }
   Flow& f = flows_[flow];
   const double r = f.rate;
-  const std::uint32_t begin = f.hop_begin;
   const std::uint32_t count = f.hop_count;
+  Hop* hops = hops_.at(f.hop_begin);
   for (std::uint32_t h = 0; h < count; ++h) {
-    const Hop hop = hops_[begin + h];
+    const Hop hop = hops[h];
     const LinkId l = hop.link;
-    Link& k = links_[l];
-    if (--k.flows == 0) k.busy_ps += now_ps_ - k.busy_since;
+    LinkState& k = links_[l];
+    if (--k.flows == 0) k.busy = now_ps_ - k.busy;
     if (hop.pos == UNLISTED) {
-      if (r > 0) add_unlisted_load(k, -r);
+      if (r > 0) add_unlisted_load(l, -r);
       continue;
     }
-    if (k.hot && r > 0) {
+    const bool hot = is_hot(k);
+    if (hot && r > 0) {
       // The flows bottlenecked on a saturated link may speed up; elsewhere nobody cares.
       const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
       if (others > 0 && is_saturated(k)) dirty_.push_back(l);
@@ -189,14 +230,13 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
       note_saturation(l);
     }
     k.bytes += bytes_moved;
-    auto& m = k.members;
-    const LinkMember last = m.back();
+    LinkMember* m = members_of(k);
+    const LinkMember last = m[k.flows];
     m[hop.pos] = last;
-    hops_[last.hop].pos = hop.pos;
-    m.pop_back();
+    hops_.at(last.hop)->pos = hop.pos;
     k.potential -= f.potential;
-    if (m.empty()) k.potential = 0;  // clear what rounding may have left
-    if (k.hot && k.potential < k.threshold) turn_cold(l);
+    if (k.flows == 0) k.potential = 0;  // clear what rounding may have left
+    if (hot && !is_hot(k)) turn_cold(l);
   }
   if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
   f.bottleneck = UNSOLVED;
@@ -204,7 +244,7 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     auto it = std::find(added_.begin(), added_.end(), flow);
     if (it != added_.end()) added_.erase(it);
   }
-  free_hops_[count].push_back(begin);
+  if (count > 0) hops_.release(f.hop_begin, BlockPool<Hop>::class_for(count));
   f.state = FREE;
   f.rate = 0;
   f.hot_mask = 0;
@@ -212,13 +252,15 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
 }
 
 std::size_t MaxMinSolver::memory_bytes() const {
-  std::size_t b = links_.capacity() * sizeof(Link);
-  for (const Link& k : links_) b += k.members.capacity() * sizeof(LinkMember);
-  b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop) + hop_next_.capacity() * sizeof(std::uint32_t);
-  for (const auto& f : free_hops_) b += sizeof(f) + f.capacity() * sizeof(std::uint32_t);
-  b += (added_.capacity() + set_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
-  b += (dirty_.capacity() + fill_links_.capacity() + solve_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);
-  b += part_.capacity() * sizeof(std::uint32_t) + caps_.capacity() * sizeof(Key);
+  std::size_t b = links_.capacity() * sizeof(LinkState) + stats_.capacity() * sizeof(LinkStats);
+  b += saturated_bits_.capacity() * sizeof(std::uint64_t) + saturation_pending_.capacity() * sizeof(LinkId);
+  b += flows_.capacity() * sizeof(Flow) + hops_.memory_bytes() + members_.memory_bytes();
+  b += (added_.capacity() + dirty_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
+  b += fill_flows_.capacity() * sizeof(FillFlow) + fill_links_.capacity() * sizeof(FillLink);
+  b += (fill_links_of_.capacity() + fill_number_.capacity() + part_.capacity() + filled_.capacity() +
+        candidates_.capacity()) *
+       sizeof(std::uint32_t);
+  b += fill_hops_.capacity() * sizeof(FillHop) + caps_.capacity() * sizeof(CapKey);
   b += changes_.capacity() * sizeof(RateChange) + heap_.memory_bytes();
   return b;
 }

@@ -13,7 +13,10 @@
 // repeat until every flow is frozen. With rem_l the capacity left on l and n_l its unfrozen flows,
 // the next event is the smallest of rem_l / n_l over links and c_f over unfrozen flows; a binary
 // heap of those keys gives O((F h + L) log(F + L)) for F flows of h hops over L links. Ties are
-// broken by id, so the result does not depend on anything but the inputs.
+// broken by id, so the result does not depend on anything but the inputs. Small fills (at most 64
+// flows on at most 64 links, nearly all of them in practice) keep the sets as bit masks and scan
+// the links that can still bind for the next event instead: O(F h + e L) for e events, with the
+// same keys, ties and freezing order as the heap, hence the same rates to the last bit.
 //
 // Incremental recomputation. After flows start or end only some rates can move. The solver keeps,
 // besides the rates, each flow's bottleneck (the link whose filling froze it, or its cap) and each
@@ -43,6 +46,14 @@
 // taken one after another, the others go to the fill together. A flow that starts where its cap
 // fits costs one pass over its hot links.
 //
+// Cost. A solve costs O(hops) per flow rated alone, and per fill O(|part| h) plus the event search
+// above, plus one pass over the flow lists of the links the fill saturated or whose bottlenecked
+// outsiders it may disturb (the V1 to V3 checks). A fill redone after outsiders joined covers the
+// whole part of A coupled to them, so a change that cascades through k rounds costs about k |A|:
+// on the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
+// takes about 1.07 solves, 0.9 flows rated alone, 0.7 fills and 6 flow ratings for 3 rate
+// changes, and the refills are about two thirds of the flows filled.
+//
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
 // bottlenecked there and no fill needs it. Such links (most PCIe and NVLink ports at moderate
@@ -66,11 +77,16 @@
 // credited the bytes of each flow that leaves it (the caller says how many it moved), so a report
 // of bytes in flight adds the moving flows' progress (FlowNetwork::link_usage does).
 //
-// Layout: one 128-byte record per link, its first cache line what a solve reads and writes
-// (capacity, load, level, the scratch of the fill in progress), its second the flow list and the
-// statistics that adding or removing a flow touches; one record per flow. A link's flow list and a
-// flow's hops point at each other (positions both ways), so adding or removing a flow is O(hops)
-// with no search and no allocation once warm.
+// Layout. Per link, one 64-byte record holding everything that adding or removing a flow and a
+// solve read or write (capacity, load, potential, level, bytes, busy time, the flow count, the
+// place of its flow list); the time-stamps of the saturated-time statistic sit apart (touched only
+// when a link's saturation changes from one instant to a later one) beside a bit per link.
+// "Hot" and "never binds" are not stored: a link is hot when its potential reaches its capacity
+// (1 - 1e-9), and it never binds when it has no flow list. Per flow, one 64-byte record. A flow's
+// hops and a link's flow list are blocks of one pool each (block_pool.hpp), and point at each
+// other (positions both ways), so adding or removing a flow is O(hops), with no search and no
+// allocation once warm. A fill copies the hot links and flows it works on into small dense arrays
+// (its own numbering), so that its inner loops touch nothing else.
 
 #include <cstdint>
 #include <limits>
@@ -78,6 +94,7 @@
 #include <vector>
 
 #include "sim/engine/indexed_heap.hpp"
+#include "sim/net/block_pool.hpp"
 #include "sim/net/net_ids.hpp"
 
 namespace clustersim::sim {
@@ -100,10 +117,10 @@ struct SolverCounters {
   std::uint64_t rate_changes = 0;     // flows whose rate changed
 };
 
-// A flow on a link, and where that link sits in the solver's hop pool.
+// A flow on a link, and where that link sits in the flow's hops.
 struct LinkMember {
   std::uint32_t flow;
-  std::uint32_t hop;  // index in the hop pool: the flow's first hop index + the link's place in its route
+  std::uint32_t hop;  // index in the solver's hop pool: the flow's first hop + the link's place in its route
 };
 
 class MaxMinSolver {
@@ -116,7 +133,10 @@ class MaxMinSolver {
   explicit MaxMinSolver(std::span<const double> capacities, std::span<const std::uint8_t> never_binds = {});
 
   // The clock (picoseconds) at which the following changes happen; never decreases.
-  void set_time(std::int64_t now_ps) { now_ps_ = now_ps; }
+  void set_time(std::int64_t now_ps) {
+    if (now_ps != now_ps_ && !saturation_pending_.empty()) settle_saturation();
+    now_ps_ = now_ps;
+  }
 
   // Puts `flow` (a slot number the caller chooses, dense, free) on its links; its rate is 0 until
   // the next solve. `cap` > 0, NO_CAP for none. A flow with no links must have a cap.
@@ -137,11 +157,11 @@ class MaxMinSolver {
   double rate(std::uint32_t flow) const { return flows_[flow].rate; }
   double capacity(LinkId l) const { return links_[l].capacity; }
   double load(LinkId l) const;
-  bool saturated(LinkId l) const { return links_[l].hot && is_saturated(links_[l]); }
-  bool hot(LinkId l) const { return links_[l].hot; }
+  bool saturated(LinkId l) const { return is_hot(links_[l]) && is_saturated(links_[l]); }
+  bool hot(LinkId l) const { return is_hot(links_[l]); }
   std::size_t link_count() const { return links_.size(); }
   // The flows on a link (none listed for a link that never binds).
-  std::span<const LinkMember> flows_on(LinkId l) const { return links_[l].members; }
+  std::span<const LinkMember> flows_on(LinkId l) const;
   // Statistics of link l up to `now_ps` (>= the last time set).
   LinkUsage usage(LinkId l, std::int64_t now_ps) const;
   const SolverCounters& counters() const { return counters_; }
@@ -153,104 +173,165 @@ class MaxMinSolver {
   static constexpr std::uint32_t CAPPED = UINT32_MAX - 1;  // bottleneck: held by its own cap
   static constexpr std::uint32_t UNSOLVED = UINT32_MAX;    // bottleneck: not rated yet
   static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // Hop::pos on a link that never binds
+  static constexpr std::uint32_t NO_LIST = UINT32_MAX;     // LinkState::members of a link that never binds
+  static constexpr unsigned MIN_LIST_CLASS = 2;            // a link's first flow list holds 4 flows
   // Up to this many candidate links plus flows, a fill scans instead of using the heap.
   static constexpr std::size_t LINEAR_FILL_LIMIT = 48;
 
-  struct alignas(64) Link {
-    // First line: the solve.
+  struct alignas(64) LinkState {
     double capacity = 0;
-    double threshold = 0;   // capacity (1 - tolerance): saturated at or above
-    double load = 0;        // kept while hot, or always for a link that never binds
-    double level = 0;       // rate of the flows bottlenecked here (when bottlenecked > 0)
-    double potential = 0;   // sum of the potentials of the flows on the link
-    double rem = 0;         // fill scratch: capacity left for A's unfrozen flows
-    double capsum = 0;      // fill scratch: sum of the caps of A's flows on the link
-    double a_max_rate = 0;  // fill scratch: fastest new rate of A on the link
-    // Second line: the fill's other scratch, the flow list, the statistics.
-    double fill_level = 0;  // fill scratch: level at which the link froze flows of A (NO_CAP: none)
+    double load = 0;       // kept while hot, or always for a link that never binds
+    double potential = 0;  // sum of the potentials of the flows on the link (0 if it never binds)
+    double level = 0;      // rate of the flows bottlenecked here (when bottlenecked > 0)
+    double bytes = 0;      // see the note on statistics
+    // Busy time, folded into one number: the busy time so far while the link is idle, the start of
+    // the current busy period minus the busy time before it while it has flows.
+    std::int64_t busy = 0;
+    std::uint32_t members = 0;  // block of its flow list in members_ (NO_LIST: it never binds)
+    std::uint32_t flows = 0;    // flows on the link (all listed, unless it never binds)
     std::uint32_t bottlenecked = 0;
-    std::uint32_t fill_epoch = 0;   // the scratch belongs to the fill with this epoch
-    std::uint32_t solve_epoch = 0;  // the link is in solve_links_ of the solve with this epoch
-    std::uint32_t visit = 0;        // part epoch of the last coupling search that reached it
-    std::uint32_t n = 0;            // fill scratch: A's unfrozen flows on the link
-    std::uint32_t in_a = 0;         // fill scratch: A's flows on the link
-    std::uint32_t a_bottlenecked = 0;  // fill scratch: A's flows whose old bottleneck is the link
-    std::uint32_t flows = 0;           // flows on the link (listed in members, unless never_binds)
-    std::uint32_t a_head = 0;          // fill scratch: first hop of A on the link (list in hop_next_)
-    std::uint32_t peak_flows = 0;
-    bool hot = false;          // potential >= threshold: the link may bind; load is kept
-    bool never_binds = false;  // no list, never hot
-    bool saturated = false;    // as of the last change (for the saturated-time statistic)
-    std::vector<LinkMember> members;
-    double bytes = 0;
-    std::int64_t bytes_since = 0;  // never_binds: bytes integrated up to here
-    std::int64_t busy_ps = 0;
-    std::int64_t busy_since = 0;
+    std::uint32_t peak_flows = 0;  // also sizes the flow list: max(4, bit_ceil(peak_flows)) entries
+  };
+  static_assert(sizeof(LinkState) == 64);
+  // What a link's statistics need only now and then.
+  struct LinkStats {
     std::int64_t saturated_ps = 0;
     std::int64_t saturated_since = 0;
+    std::int64_t bytes_since = 0;  // never binds: bytes integrated up to here
   };
-  struct Flow {
+  struct alignas(64) Flow {
     double rate = 0;
     double cap = NO_CAP;
     double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
-    double new_rate = 0;
     std::uint32_t hot_mask = 0;    // bit h: hop h's link is hot
     std::uint32_t never_mask = 0;  // bit h: hop h's link never binds
-    std::uint32_t hop_begin = 0;
+    std::uint32_t hop_begin = 0;   // block of its hops in hops_
     std::uint32_t bottleneck = UNSOLVED;
-    std::uint32_t new_bottleneck = UNSOLVED;
     std::uint32_t in_set = 0;  // epoch at which the flow joined A
-    std::uint32_t frozen = 0;  // fill epoch at which the flow was frozen
-    std::uint32_t part = 0;    // part epoch at which the flow joined the part being refilled
     std::uint8_t hop_count = 0;
     std::uint8_t state = FREE;
   };
   struct Hop {
     LinkId link;
-    std::uint32_t pos;   // index in the link's members, UNLISTED on a link that never binds
-    std::uint32_t flow;  // whose hop it is
+    std::uint32_t pos;  // index in the link's flow list, UNLISTED on a link that never binds
   };
   struct Key {
     double level;
     std::uint32_t id;
     bool operator<(const Key& o) const { return level < o.level || (level == o.level && id < o.id); }
   };
+  // The fill's own copies, numbered in the order they joined this solve.
+  struct FillLink {  // a hot link of the flows of A
+    LinkId id;
+    std::uint32_t fill_epoch;  // the fill that last took it in (its scratch below is that fill's)
+    std::uint32_t visit;       // part epoch of the last coupling search that reached it
+    std::uint32_t n;           // unfrozen flows of the fill on it
+    std::uint32_t in_a;        // A's flows on it
+    std::uint32_t a_bottlenecked;  // A's flows whose old bottleneck is this link
+    std::uint32_t head;            // A's flows on it: first entry in fill_hops_ (lists of the general fill)
+    std::uint32_t slot;            // its place in the small fill in progress
+    std::uint32_t part_begin;      // small fill: its part's flows, from here in fill_parts_ ...
+    std::uint64_t part_mask;       // ... those of them on the link (0: see head)
+    double capacity;
+    double load;        // as the solve found it
+    double rem;         // capacity left for A's unfrozen flows
+    double capsum;      // sum of the caps of A's flows on it
+    double fill_level;  // level at which it froze flows of A (NO_CAP: none)
+    double a_max_rate;  // fastest new rate of A on it
+  };
+  struct FillFlow {  // a flow of A
+    std::uint32_t id;
+    std::uint32_t links_begin;  // its hot links (FillLink numbers) in fill_links_of_
+    std::uint32_t link_count;
+    std::uint32_t bottleneck;  // old
+    std::uint32_t new_bottleneck;
+    std::uint32_t frozen;  // fill epoch at which it was frozen
+    std::uint32_t part;    // part epoch at which it joined the part being refilled
+    double cap;
+    double rate;  // old
+    double new_rate;
+  };
+  struct CapKey {
+    Key key;
+    std::uint32_t flow;  // FillFlow number (in the small fill: place in the part)
+  };
+  struct FillHop {  // a flow of A on a fill link: the link's list, newest first
+    std::uint32_t flow;
+    std::uint32_t next;
+  };
 
-  static bool is_saturated(const Link& k) { return k.load >= k.threshold; }
+  static double threshold(const LinkState& k);  // saturated at or above
+  static bool is_hot(const LinkState& k) { return k.potential >= threshold(k); }
+  static bool is_saturated(const LinkState& k) { return k.load >= threshold(k); }
+  static std::uint32_t list_capacity(std::uint32_t peak_flows);
+  LinkMember* members_of(const LinkState& k) { return members_.at(k.members); }
+  const LinkMember* members_of(const LinkState& k) const { return members_.at(k.members); }
+  Hop* hops_of(const Flow& f) { return hops_.at(f.hop_begin); }
+  std::uint32_t append_member(LinkState& k, LinkMember m);
   void turn_hot(LinkId l);
   void turn_cold(LinkId l);
   void ensure_flow(std::uint32_t flow);
-  std::uint32_t allocate_hops(std::size_t n);
   void note_saturation(LinkId l);
-  void add_unlisted_load(Link& k, double delta);
+  void settle_saturation();
+  void add_unlisted_load(LinkId l, double delta);
   void apply_new_rate(std::uint32_t flow, double old_rate, double new_rate);
   void gather(std::uint32_t flow);
+  std::uint32_t fill_link(LinkId l);
   bool rate_alone(std::uint32_t flow);
   void fill();
   bool find_violations();
+  void commit();
+  bool small_fill();
   template <bool WITH_HEAP>
-  void freeze(std::uint32_t flow, double rate, std::uint32_t bottleneck);
+  void freeze(std::uint32_t i, double rate, std::uint32_t bottleneck);
   template <bool WITH_HEAP>
-  void freeze_link(LinkId l, double level);
+  void freeze_link(std::uint32_t j, double level);
 
-  std::vector<Link> links_;
-  std::vector<Flow> flows_;
-  std::vector<Hop> hops_;
-  std::vector<std::uint32_t> hop_next_;  // fill scratch: next hop of A on the same link
-  std::vector<std::vector<std::uint32_t>> free_hops_;  // free hop blocks by length
+  std::vector<LinkState, CacheLineAllocator<LinkState>> links_;
+  std::vector<LinkStats> stats_;
+  std::vector<std::uint64_t> saturated_bits_;  // per link: saturated as of the last settled instant
+  std::vector<LinkId> saturation_pending_;     // links whose saturation may have changed at now_ps_
+  std::vector<Flow, CacheLineAllocator<Flow>> flows_;
+  BlockPool<Hop> hops_;
+  BlockPool<LinkMember> members_;
 
   // Work lists (kept between solves so that they allocate nothing once grown).
   std::vector<std::uint32_t> added_;
   std::vector<LinkId> dirty_;
-  std::vector<std::uint32_t> set_;
   std::vector<std::uint32_t> violators_;
-  std::vector<std::uint32_t> part_;  // the flows of A that the next fill rates
-  std::vector<LinkId> fill_links_;   // hot links of the last fill
-  std::vector<LinkId> solve_links_;  // hot links of all fills of this solve
-  std::vector<LinkId> candidates_;   // fill links that may hold a flow of A back
-  std::vector<Key> caps_;            // caps of A's flows, ascending
+  // The fill's arrays: A's flows and their hot links in the fill's numbering.
+  std::vector<FillFlow> fill_flows_;
+  std::vector<FillLink> fill_links_;
+  std::vector<std::uint32_t> fill_links_of_;  // per flow of A, its hot links
+  std::vector<FillHop> fill_hops_;
+  std::vector<std::uint32_t> fill_number_;  // per link: its FillLink number, when it has one this solve
+  std::vector<std::uint32_t> part_;         // the flows of A that the next fill rates
+  std::vector<std::uint32_t> fill_parts_;   // the parts of the small fills of this solve, one after another
+  std::vector<std::uint32_t> filled_;       // the links of the fill in progress
+  std::vector<std::uint32_t> candidates_;   // filled links that may hold a flow of A back
+  std::vector<CapKey> caps_;  // caps of the part's flows, ascending
   std::vector<RateChange> changes_;
-  IndexedHeap<Key> heap_;  // ids: links, then flows (caps) at link_count() + flow
+  IndexedHeap<Key> heap_;  // ids: 2 x FillLink number for links, 2 x FillFlow number + 1 for caps
+  // The small fill (at most 64 flows on at most 64 links): sets of flows and links as bits, flows
+  // numbered by their place in the part, links by the order the fill took them in.
+  static constexpr std::size_t SMALL_FILL = 64;
+  struct SmallFill {
+    std::uint64_t link_flows[SMALL_FILL];  // per link: the part's flows on it
+    std::uint64_t flow_links[SMALL_FILL];  // per flow: its links
+    double rem[SMALL_FILL];
+    double capsum[SMALL_FILL];
+    double a_max_rate[SMALL_FILL];
+    double fill_level[SMALL_FILL];
+    LinkId link_id[SMALL_FILL];
+    std::uint32_t link[SMALL_FILL];  // FillLink number
+    std::uint32_t n[SMALL_FILL];     // unfrozen flows on the link
+    std::uint32_t in_a[SMALL_FILL];
+    std::uint32_t a_bottlenecked[SMALL_FILL];
+    double new_rate[SMALL_FILL];     // per flow
+    std::uint32_t new_bottleneck[SMALL_FILL];
+    CapKey caps[SMALL_FILL];  // the part's caps, ascending (flow: place in the part)
+  };
+  SmallFill small_;
 
   std::uint32_t epoch_ = 0;
   std::uint32_t fill_epoch_ = 0;
