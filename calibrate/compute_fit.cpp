@@ -167,6 +167,7 @@ struct AttentionPoint {
 struct MemoryPoint {
   std::string kernel;
   double bytes, t;
+  double elements = 0;  // strided kernels
 };
 struct HostPoint {
   bool h2d, pinned;
@@ -219,6 +220,7 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   std::vector<GemmPoint> gemms;
   std::vector<AttentionPoint> attns;
   std::vector<MemoryPoint> mems;
+  std::vector<MemoryPoint> strided;
   std::vector<HostPoint> hosts;
   std::vector<AdamPoint> adams;
   constexpr NumberRange kPositive{.min = 0, .max = 1e30, .min_exclusive = true};
@@ -265,13 +267,21 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   if (auto s = top.maybe("memory")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"bandwidth_GBps", "buffer_bytes", "check", "gpu", "gpu_name", "iters"});
+        o.allow({"bandwidth_GBps", "buffer_bytes", "check", "gpu", "gpu_name", "iters", "op"});
         MemoryPoint mp;
-        mp.kernel = o.at("kernel").as_choice({"copy", "read", "write", "elementwise", "cuda_memcpy"});
+        mp.kernel =
+            o.at("kernel").as_choice({"copy", "read", "write", "elementwise", "cuda_memcpy", "strided", "reduce"});
         mp.bytes = o.at("bytes_moved").as_number(kPositive);
         mp.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        // cudaMemcpy's copy-engine path is not a kernel the model times; kept as a reference only.
-        if (mp.kernel != "cuda_memcpy") mems.push_back(mp);
+        if (mp.kernel == "strided") {
+          mp.elements = o.at("elements").as_number(kPositive);
+          strided.push_back(mp);
+          return;
+        }
+        (void)o.maybe("elements");
+        // cudaMemcpy's copy-engine path is not a kernel the model times, nor is a reduction's
+        // pattern the streaming one: kept as references only.
+        if (mp.kernel != "cuda_memcpy" && mp.kernel != "reduce") mems.push_back(mp);
       });
     }
   }
@@ -340,6 +350,41 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   }
   const double mem_bw = hbm * e_mem;
 
+  // ---------------------------------------------------------------- strided element-wise kernels
+  // t - t0 = max(B / mem_bw, N / (P_fp32 r)): r from the element-bound points (median of
+  // N / ((t - t0) P_fp32)), robust to the few that the bandwidth bounds.
+  const double p32 = gpu.peak_fp32.value.flops_per_second();
+  if (strided.size() >= 2 && p32 > 0) {
+    std::vector<double> measured, key;
+    for (const auto& p : strided) {
+      measured.push_back(p.t);
+      key.push_back(p.elements);
+    }
+    FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+      std::vector<double> r;
+      for (std::size_t i : idx) {
+        const MemoryPoint& p = strided[i];
+        const double busy = p.t - t0;
+        if (busy > 0 && busy > 1.2 * p.bytes / mem_bw) r.push_back(p.elements / (busy * p32));
+      }
+      if (r.empty()) return std::nullopt;
+      return Params{median(r)};
+    };
+    PredictFn predict = [&](const Params& q, std::size_t i) {
+      const MemoryPoint& p = strided[i];
+      return t0 + std::max(p.bytes / mem_bw, p.elements / (p32 * q[0]));
+    };
+    report.kinds.push_back(evaluate("memory.strided", measured, order_by(key), fit, predict));
+    if (auto q = fit(order_by(key))) {
+      out.push_back(ratio(std::string(cp::kStridedElementsPerFlop), (*q)[0], spread(measured, *q, predict),
+                          static_cast<int>(strided.size())));
+    } else {
+      report.notes.push_back("memory.strided: no element-bound point; compute.memory.strided_elements_per_flop not fitted");
+    }
+  } else if (!strided.empty()) {
+    report.notes.push_back("memory.strided: fewer than 2 points; not fitted");
+  }
+
   // ---------------------------------------------------------------- GEMMs per dtype
   for (Precision p : {Precision::BF16, Precision::FP16, Precision::FP8, Precision::FP32}) {
     std::vector<GemmPoint> pts;
@@ -369,57 +414,72 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
       continue;
     }
     const double P = *peak;
-    auto wave = [&](const GemmPoint& g) {
-      return cp::wave_efficiency(g.m, g.n, 1, D::gemm_tile_m, D::gemm_tile_n, sms);
-    };
-    std::vector<double> measured, key;
-    std::vector<double> dmins;
+    std::vector<double> measured, key, ks, mns;
     for (const auto& g : pts) {
       measured.push_back(g.t);
       key.push_back(g.m * g.n * g.k);
-      dmins.push_back(cp::smallest_dim(g.m, g.n, g.k));
+      ks.push_back(std::max(1.0, g.k));
+      mns.push_back(std::max(1.0, std::min(g.m, g.n)));
     }
-    const bool identifiable = *std::max_element(dmins.begin(), dmins.end()) > *std::min_element(dmins.begin(), dmins.end());
+    auto varies = [](const std::vector<double>& v) {
+      return *std::max_element(v.begin(), v.end()) > *std::min_element(v.begin(), v.end());
+    };
+    // Columns: 1/e_max, k_half/e_max (when k varies), mn_half/e_max (when min(m, n) varies).
+    const bool fit_k = varies(ks), fit_mn = varies(mns);
     FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
-      if (idx.size() < 2) return std::nullopt;
-      const Eigen::Index cols = identifiable ? 2 : 1;
-      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
-      Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
-      for (std::size_t r = 0; r < idx.size(); ++r) {
-        const GemmPoint& g = pts[idx[r]];
-        const double F = 2 * g.m * g.n * g.k;
-        const auto row = static_cast<Eigen::Index>(r);
-        y(row) = std::max(g.t - t0, 1e-9) * P * wave(g) / F;
-        X(row, 0) = 1;
-        if (identifiable) X(row, 1) = 1.0 / dmins[idx[r]];
+      if (idx.size() < 3) return std::nullopt;
+      bool use_k = fit_k, use_mn = fit_mn;
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const Eigen::Index cols = 1 + (use_k ? 1 : 0) + (use_mn ? 1 : 0);
+        Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
+        Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
+        for (std::size_t r = 0; r < idx.size(); ++r) {
+          const GemmPoint& g = pts[idx[r]];
+          const auto row = static_cast<Eigen::Index>(r);
+          y(row) = std::max(g.t - t0, 1e-9) * P / (2 * g.m * g.n * g.k);
+          Eigen::Index c = 0;
+          X(row, c++) = 1;
+          if (use_k) X(row, c++) = 1.0 / ks[idx[r]];
+          if (use_mn) X(row, c++) = 1.0 / mns[idx[r]];
+        }
+        const Eigen::VectorXd b = robust_relative_fit(X, y);
+        const double a0 = b(0);
+        const double sk = use_k ? b(1) : 0;
+        const double smn = use_mn ? b(use_k ? 2 : 1) : 0;
+        // Efficiency cannot rise as a dimension shrinks: drop a negative term and refit.
+        if (use_k && sk < 0) {
+          use_k = false;
+          continue;
+        }
+        if (use_mn && smn < 0) {
+          use_mn = false;
+          continue;
+        }
+        if (!(a0 > 0)) return std::nullopt;
+        return Params{1 / a0, sk / a0, smn / a0};
       }
-      Eigen::VectorXd b = robust_relative_fit(X, y);
-      double a = b(0), slope = identifiable ? b(1) : 0;
-      if (identifiable && slope < 0) {
-        // Efficiency cannot rise as the smallest dimension shrinks: refit with d_half = 0.
-        Eigen::MatrixXd X1 = X.leftCols(1);
-        a = robust_relative_fit(X1, y)(0);
-        slope = 0;
-      }
-      if (!(a > 0)) return std::nullopt;
-      const double e_max = 1 / a;
-      const double half = identifiable ? slope / a : D::gemm_half_dim;
-      return Params{e_max, half};
+      return std::nullopt;
     };
     PredictFn predict = [&](const Params& q, std::size_t i) {
       const GemmPoint& g = pts[i];
-      const double eff = cp::gemm_efficiency(g.m, g.n, g.k, 1, q[0], q[1], D::gemm_tile_m, D::gemm_tile_n, sms);
+      const double eff = cp::gemm_efficiency(g.m, g.n, g.k, 1, q[0], q[1], q[2], D::gemm_tile_m, D::gemm_tile_n, sms);
       const double bytes = (g.m * g.k + g.k * g.n) * models::bytes_per_element(p) + g.m * g.n * 2;
       return t0 + std::max(2 * g.m * g.n * g.k / (P * eff), bytes / mem_bw);
     };
     report.kinds.push_back(evaluate("gemm." + dt, measured, order_by(key), fit, predict));
     if (auto q = fit(order_by(key))) {
       const double u = spread(measured, *q, predict);
-      out.push_back(ratio(cp::gemm_max_efficiency(p), (*q)[0], u, static_cast<int>(pts.size())));
-      if (identifiable) {
-        out.push_back(ratio(cp::gemm_half_dim(p), (*q)[1], std::max(u, 0.1), static_cast<int>(pts.size())));
+      const int n = static_cast<int>(pts.size());
+      out.push_back(ratio(cp::gemm_max_efficiency(p), (*q)[0], u, n));
+      if (fit_k) {
+        out.push_back(ratio(cp::gemm_half_k(p), (*q)[1], std::max(u, 0.1), n));
       } else {
-        report.notes.push_back("gemm." + dt + ": every shape has the same smallest dimension; half_dim not fitted");
+        report.notes.push_back("gemm." + dt + ": every shape has the same k; half_k not fitted");
+      }
+      if (fit_mn) {
+        out.push_back(ratio(cp::gemm_half_mn(p), (*q)[2], std::max(u, 0.1), n));
+      } else {
+        report.notes.push_back("gemm." + dt + ": every shape has the same min(m, n); half_mn not fitted");
       }
     }
   }

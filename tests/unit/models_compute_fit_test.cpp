@@ -24,7 +24,8 @@ const hardware::GpuSpec& h100() {
 // The truth the synthetic measurements come from.
 struct Truth {
   double e_mem = 0.88, t0 = 3e-6;
-  double gemm_e = 0.82, gemm_half = 90;
+  double gemm_e = 0.82, gemm_half_k = 90, gemm_half_mn = 40;
+  double strided = 1.0 / 180;
   double fwd_e = 0.60, fwd_half = 300, bwd_e = 0.48, bwd_half = 200;
   double h2d = 52e9, d2h = 48e9, latency = 8e-6, concurrent_per_gpu = 40e9;
   double adam_core = 2.5e8, adam_node = 8e9;
@@ -40,7 +41,7 @@ nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
   for (int m : {1024, 2048, 4096, 8192, 16384}) {
     for (int n : {256, 512, 1024, 4096, 14336}) {
       for (int k : {1024, 4096, 8192}) {
-        const double eff = cp::gemm_efficiency(m, n, k, 1, t.gemm_e, t.gemm_half, 128, 128, sms);
+        const double eff = cp::gemm_efficiency(m, n, k, 1, t.gemm_e, t.gemm_half_k, t.gemm_half_mn, 128, 128, sms);
         const double flops = 2.0 * m * n * k;
         const double bytes = (1.0 * m * k + 1.0 * k * n + 1.0 * m * n) * 2;
         const double time = t.t0 + std::max(flops / (P * eff), bytes / (BW * t.e_mem));
@@ -71,6 +72,13 @@ nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
       r["memory"].push_back({{"kernel", kernel}, {"bytes_moved", b}, {"time_us", jitter(time) * 1e6},
                              {"bandwidth_GBps", b / time / 1e9}});
     }
+  }
+  // PyTorch's non-vectorized kernels: bound by N / (P_fp32 r) (8 B per element moved).
+  const double p32 = 66.9e12;
+  for (double n = 1 << 24; n <= 1 << 28; n *= 2) {
+    const double time = t.t0 + std::max(8 * n / (BW * t.e_mem), n / (p32 * t.strided));
+    r["memory"].push_back({{"kernel", "strided"}, {"op", "mul_transposed"}, {"elements", n}, {"bytes_moved", 8 * n},
+                           {"time_us", jitter(time) * 1e6}});
   }
   r["host"] = nlohmann::json::array();
   for (bool h2d : {true, false}) {
@@ -113,7 +121,9 @@ TEST_CASE("the compute fitter recovers known parameters from noisy measurements"
   CHECK(find(ps, "compute.memory.efficiency").value == Approx(t.e_mem).epsilon(0.02));
   CHECK(find(ps, "compute.kernel_overhead").value == Approx(t.t0).epsilon(0.35));
   CHECK(find(ps, "compute.gemm.bf16.max_efficiency").value == Approx(t.gemm_e).epsilon(0.02));
-  CHECK(find(ps, "compute.gemm.bf16.half_dim").value == Approx(t.gemm_half).epsilon(0.1));
+  CHECK(find(ps, "compute.gemm.bf16.half_k").value == Approx(t.gemm_half_k).epsilon(0.1));
+  CHECK(find(ps, "compute.gemm.bf16.half_mn").value == Approx(t.gemm_half_mn).epsilon(0.15));
+  CHECK(find(ps, "compute.memory.strided_elements_per_flop").value == Approx(t.strided).epsilon(0.03));
   CHECK(find(ps, "compute.attention.fwd.max_efficiency").value == Approx(t.fwd_e).epsilon(0.02));
   CHECK(find(ps, "compute.attention.fwd.half_seq").value == Approx(t.fwd_half).epsilon(0.1));
   CHECK(find(ps, "compute.attention.bwd.max_efficiency").value == Approx(t.bwd_e).epsilon(0.02));

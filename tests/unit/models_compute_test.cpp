@@ -33,16 +33,28 @@ TEST_CASE("kernel times with catalog-derived defaults", "[unit][models]") {
   hardware::ParameterSet ps;
   const ComputeModel cm(h100, ps);
   SECTION("a large square GEMM is compute-bound") {
-    // 8192^3: 2 x 8192^3 = 1.0995e12 FLOP. 64 x 64 = 4096 tiles of 128 x 128 on 132 SMs: 32 waves,
-    // wave efficiency 4096 / 4224 = 0.9697; efficiency 0.75 x 0.9697 / (1 + 128/8192) = 0.71608;
-    // 1.0995e12 / (989.4e12 x 0.71608) = 1.5519 ms, + 2 us fixed = 1.5539 ms.
-    CHECK(cm.gemm_efficiency(gemm(8192, 8192, 8192).gemm, Precision::BF16) == Approx(0.716084).epsilon(1e-5));
-    CHECK(cm.time(gemm(8192, 8192, 8192)).seconds() == Approx(1.55390e-3).epsilon(1e-4));
+    // 8192^3: 2 x 8192^3 = 1.0995e12 FLOP; a single GEMM has no wave term; efficiency
+    // 0.75 / (1 + 128/8192 + 64/8192) = 0.73282; 1.0995e12 / (989.4e12 x 0.73282) = 1.51643 ms,
+    // + 2 us fixed = 1.51843 ms.
+    CHECK(cm.gemm_efficiency(gemm(8192, 8192, 8192).gemm, Precision::BF16) == Approx(0.732824).epsilon(1e-5));
+    CHECK(cm.time(gemm(8192, 8192, 8192)).seconds() == Approx(1.51843e-3).epsilon(1e-4));
   }
-  SECTION("a thin GEMM loses efficiency in its smallest dimension") {
-    // Smallest dimension 128 = half_dim: half of e_max before wave effects.
-    const double thin = cm.gemm_efficiency(gemm(8192, 8192, 128).gemm, Precision::BF16);
-    CHECK(thin == Approx(0.75 * (4096.0 / 4224) / 2));
+  SECTION("a shallow GEMM loses efficiency in its reduction depth, a narrow one in its output side") {
+    // k = 128 = half_k: 0.75 / (1 + 1 + 64/8192).
+    const double shallow = cm.gemm_efficiency(gemm(8192, 8192, 128).gemm, Precision::BF16);
+    CHECK(shallow == Approx(0.75 / (2 + 64.0 / 8192)));
+    // n = 64 = half_mn: 0.75 / (1 + 128/8192 + 1).
+    const double narrow = cm.gemm_efficiency(gemm(8192, 64, 8192).gemm, Precision::BF16);
+    CHECK(narrow == Approx(0.75 / (2 + 128.0 / 8192)));
+  }
+  SECTION("strided element-wise kernels are bound by their element rate") {
+    // 2^24 elements, 8 B each: HBM 134.2 MB / (3.35 TB/s x 0.8) = 50.1 us; elements
+    // 16,777,216 / (66.9e12 / 200) = 50.16 us: the element bound wins, + 2 us = 52.16 us.
+    KernelOp op;
+    op.path = MemoryPath::STRIDED;
+    op.elements = 1 << 24;
+    op.bytes = Bytes::of(8LL << 24);
+    CHECK(cm.time(op).seconds() == Approx(16777216.0 / (66.9e12 / 200) + 2e-6).epsilon(1e-4));
   }
   SECTION("memory-bound kernels run at the HBM bandwidth times its efficiency") {
     // 1 GiB at 3.35 TB/s x 0.80 = 2.68 TB/s: 400.65 us, + 2 us.
