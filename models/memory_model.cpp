@@ -241,7 +241,7 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
           d["buffers.fsdp_unsharded_params"] = 2 * std::min(gathered, W);
           if (p.fsdp.reshard_after_forward) d["buffers.fsdp_root_unsharded"] = 2 * r.root;
           // One layer's unsharded gradients in bf16 and their fp32 copy for the reduce-scatter.
-          d["buffers.fsdp_unsharded_grads"] = (2 + 4) * r.largest_layer * (N > 0 ? N / W : 0);
+          d["buffers.fsdp_unsharded_grads"] = (2 + 4) * r.largest_block * (N > 0 ? N / W : 0);
           break;
         }
       }
@@ -339,7 +339,10 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
     if (grads >= activations) {
       activations = 0;
     } else {
+      // The start of the backward: no layer has produced its unsharded gradients yet.
       grads = 0;
+      buffers -= d["buffers.fsdp_unsharded_grads"];
+      d["buffers.fsdp_unsharded_grads"] = 0;
     }
   }
   const double allocator_held = weights + grads + opt + activations + (buffers - d["buffers.nccl"]);
