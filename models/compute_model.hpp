@@ -18,10 +18,11 @@
 //   compute.gemm.<dtype>.max_efficiency  ratio of the dtype's peak reached by large GEMMs
 //        bf16/fp16 0.75 (cuBLAS reaches ~700-780 of H100's 989 TFLOP/s and ~250-270 of A100's 312),
 //        fp8 0.65 (H100 fp8 GEMMs ~1250-1400 of 1979), fp32 0.80
-//   compute.gemm.<dtype>.half_k          reduction depth at which efficiency halves: 128 (the depth
-//        of one pipelined 128-deep k-block fill; shallow GEMMs spend it in prologue and epilogue)
-//   compute.gemm.<dtype>.half_mn         narrower output side at which efficiency halves: 64 (half
-//        of a 128-wide tensor-core tile)
+//   compute.gemm.<dtype>.half_k          reduction depth at which efficiency halves: 180 (cuBLASLt
+//        bf16 on H200, 358 transformer shapes: 178; shallow GEMMs spend it in prologue, epilogue
+//        and split-K reductions)
+//   compute.gemm.<dtype>.half_mn         narrower output side at which efficiency halves: 40 (the
+//        same fit: 36; tensor-core tiles left partly empty)
 //   compute.gemm.tile_m, compute.gemm.tile_n  output tile for the wave quantization of grouped
 //        GEMMs: 128 x 128
 //   compute.attention.fwd.max_efficiency  0.55, compute.attention.bwd.max_efficiency 0.45 of the

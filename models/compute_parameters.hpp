@@ -79,8 +79,8 @@ struct Defaults {
   static constexpr double gemm_max_efficiency_bf16 = 0.75;
   static constexpr double gemm_max_efficiency_fp8 = 0.65;
   static constexpr double gemm_max_efficiency_fp32 = 0.80;
-  static constexpr double gemm_half_k = 128;
-  static constexpr double gemm_half_mn = 64;
+  static constexpr double gemm_half_k = 180;
+  static constexpr double gemm_half_mn = 40;
   static constexpr double gemm_tile_m = 128;
   static constexpr double gemm_tile_n = 128;
   static constexpr double attention_fwd_max_efficiency = 0.55;

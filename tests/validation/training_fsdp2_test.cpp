@@ -56,6 +56,9 @@ TEST_CASE("the FSDP2 training steps measured on 4 x H200", "[validation][step]")
   const auto params = calibrate::fit_compute_parameters(merged, catalog.gpu("H200-SXM-141GB"), report);
   hardware::ProfileProvenance prov;
   prov.machine = "4 x H200 (lent), fitted in the test";
+  prov.gpu = "NVIDIA H200";
+  prov.gpu_count = 4;
+  prov.date = "2026-11-21";
   const auto profile = hardware::CalibrationProfile::from_parts("h200-compute-fit", prov, params, report.to_json());
   const auto path = std::filesystem::temp_directory_path() / "clustersim-fsdp2-probes-profile.json";
   write_file_atomically(path.string(), profile.to_json().dump(1) + "\n");
