@@ -74,7 +74,13 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, hardware::ParameterSet&
                                    0.5),
                           0, 1);
   overhead_ = ps.duration(cp::kKernelOverhead, Duration::from_seconds(D::kernel_overhead_us * 1e-6),
-                          "default: 2 us of fixed GPU time per kernel", 0.5);
+                          "default: 2 us of fixed GPU time per kernel (H200: 1.95 us per queued empty kernel)", 0.5);
+  sustained_ = checked(ps, cp::kSustainedRatio,
+                       ps.ratio(cp::kSustainedRatio, D::sustained_ratio,
+                                "default: tensor-core kernels at 0.96 of the curves' throughput in a training step "
+                                "(an H200 at its 700 W limit)",
+                                0.05),
+                       0, 1.5);
 }
 
 const ComputeModel::GemmCurve& ComputeModel::curve(Precision p) const {
@@ -119,14 +125,15 @@ Duration ComputeModel::time(const KernelOp& op) const {
   switch (op.kind) {
     case OpKind::GEMM: {
       if (op.flops.count() > 0) {
-        compute = compute_time(op.flops, peak(op.dtype) * gemm_efficiency(op.gemm, op.dtype));
+        compute = compute_time(op.flops, peak(op.dtype) * (gemm_efficiency(op.gemm, op.dtype) * sustained_));
       }
       break;
     }
     case OpKind::ATTENTION: {
       const Precision p = op.dtype == Precision::FP32 ? Precision::FP32 : Precision::BF16;
       if (op.flops.count() > 0) {
-        compute = compute_time(op.flops, peak(p) * attention_efficiency(op.attention, op.pass == Pass::BACKWARD));
+        compute = compute_time(op.flops,
+                               peak(p) * (attention_efficiency(op.attention, op.pass == Pass::BACKWARD) * sustained_));
       }
       break;
     }

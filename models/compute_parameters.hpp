@@ -15,6 +15,10 @@
 // of 128 x 128 tiles would give 0.24 x e_max / ...; no wave steps across 361 shapes).
 // Linear in (1/e_max, k_half/e_max, mn_half/e_max) for the fitter:
 //   t - t0 = F / (P wave) x (1/e_max + (k_half/e_max) / k + (mn_half/e_max) / min(m, n)).
+// The curve describes products timed as the calibration sweep times them (repeats of ~10 ms); in
+// a training step the GPU stays at its power limit and the step model multiplies GEMM and
+// attention efficiencies by compute.sustained_ratio (the harness's continuous-load test:
+// (t_curve - t0) / (t_load - t0) for one square product).
 //
 // Attention efficiency (fraction of the bf16 peak, FLOPs counted as in kernel_op.hpp):
 //   eff = e_max / (1 + s_half / s_kv), fitted separately for forward and backward.
@@ -57,6 +61,9 @@ inline std::string attention_half_seq(bool backward) {
 }
 inline constexpr std::string_view kMemoryEfficiency = "compute.memory.efficiency";
 inline constexpr std::string_view kKernelOverhead = "compute.kernel_overhead";
+// Throughput of tensor-core kernels (GEMMs, attention) in a training step, where the GPU stays at
+// its power limit, over the throughput the efficiency curves describe (calibration sweeps).
+inline constexpr std::string_view kSustainedRatio = "compute.sustained_ratio";
 // Elements per second of PyTorch's non-vectorized element-wise kernels (MemoryPath::STRIDED),
 // over the catalog fp32 peak (both scale with SMs x clock).
 inline constexpr std::string_view kStridedElementsPerFlop = "compute.memory.strided_elements_per_flop";
@@ -88,6 +95,7 @@ struct Defaults {
   static constexpr double attention_half_seq = 256;
   static constexpr double memory_efficiency = 0.80;
   static constexpr double kernel_overhead_us = 2.0;
+  static constexpr double sustained_ratio = 0.96;
   static constexpr double strided_elements_per_flop = 1.0 / 200;
   static constexpr double host_pinned_fraction_of_pcie = 0.80;
   static constexpr double host_pageable_fraction_of_pinned = 0.40;

@@ -2,7 +2,8 @@
 // mode; tests/validation/data/training_fsdp2_probes.json) against the step model, with the
 // compute parameters fitted here from the same machine's harness results
 // (calibrate/results/lent-4xh200-2026-11-21 and the PyTorch element-wise kernels of
-// calibrate/results/lent-1xh200-2026-11-21-torch; the NCCL parameters keep their catalog
+// calibrate/results/lent-1xh200-2026-11-21-torch, the launch gap and the continuous-load product of
+// calibrate/results/lent-1xh200-2026-11-21-sustained; the NCCL parameters keep their catalog
 // defaults: these steps expose ~2% of their time to communication). Prints, per probe, the
 // measurement (the expectation) beside the prediction for the step time and for the peak memory
 // the allocator hands out; fails when an error grows past training_thresholds.json.
@@ -45,7 +46,8 @@ TEST_CASE("the FSDP2 training steps measured on 4 x H200", "[validation][step]")
   nlohmann::json merged = nlohmann::json::object();
   for (const char* f : {"calibrate/results/lent-4xh200-2026-11-21/results-4gpu.json",
                         "calibrate/results/lent-4xh200-2026-11-21/results-4gpu-extra.json",
-                        "calibrate/results/lent-1xh200-2026-11-21-torch/results-torch-kernels.json"}) {
+                        "calibrate/results/lent-1xh200-2026-11-21-torch/results-torch-kernels.json",
+                        "calibrate/results/lent-1xh200-2026-11-21-sustained/results-1gpu-sustained.json"}) {
     const auto j = nlohmann::json::parse(read_text(source(f)));
     for (const char* s : {"gemm", "attention", "memory", "host", "cpu_adam"}) {
       if (!j.contains(s)) continue;
