@@ -1,6 +1,7 @@
 #include "models/layer_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace clustersim::models {
@@ -498,10 +499,26 @@ LayerOps LayerOpBuilder::embedding() const {
   const double elems = static_cast<double>(b.T_) * model_.hidden_size;
   const double out_elems = static_cast<double>(b.Tsp_) * model_.hidden_size;
   // Vocabulary-parallel lookup: read the rows of this rank's vocabulary range, write the output.
-  // Backward: scatter-add of the output gradient into the fp32 weight gradient (read-modify-write).
-  const double backward_bytes = elems * (b.act_ + 8);
+  // Backward: the output gradient summed into the rows of the weight gradient it touches
+  // (read-modify-write), into a dense gradient of the rank's whole vocabulary range that PyTorch
+  // zero-fills first (aten/src/ATen/native/cuda/Embedding.cu, embedding_dense_backward_cuda:
+  // A B per element of V/tp x h); Megatron's DDP hook then adds that dense gradient into the fp32
+  // main_grad (core_r0.8.0 megatron/core/distributed/distributed_data_parallel.py, param_hook:
+  // main_grad.add_(grad), read 4 + A, write 4).
+  const double table = std::ceil(static_cast<double>(model_.vocab_size) / b.tp_) * model_.hidden_size;
+  const bool megatron = layout_.framework() == Framework::MEGATRON;
+  const double backward_bytes = elems * (b.act_ + 8) + table * (b.act_ + (megatron ? 8.0 + b.act_ : 0.0));
   const double forward_bytes = elems * b.act_ + out_elems * b.act_;
-  b.memory("embedding", forward_bytes, 0, b.lora_ ? 0.0 : backward_bytes / forward_bytes);
+  b.memory("embedding", forward_bytes, 0, 1.0);
+  if (b.lora_) {
+    b.entries.back().backward_factor = 0;  // a frozen table has no gradient
+  } else {
+    // zero fill, the row sums, (Megatron) the main_grad add
+    KernelOp bwd = b.memory_op("embedding", backward_bytes, megatron ? 3 : 2, MemoryPath::VECTORIZED, 0);
+    bwd.pass = Pass::BACKWARD;
+    bwd.flops = FlopCount::of(0);
+    b.entries.back().backward_ops = {bwd};
+  }
   if (model_.position == PositionKind::LEARNED || model_.embedding_dropout > 0) {
     b.memory("embedding_add_dropout", 3 * out_elems * b.act_ + (model_.embedding_dropout > 0 ? out_elems : 0),
              2 * out_elems, 1.0);
@@ -527,9 +544,17 @@ LayerOps LayerOpBuilder::head() const {
              .tiny_bytes = 12 * rows, .tiny_kernels = 1},
             {.vector_bytes = 4 + 16 + 6, .vector_kernels = 3, .tiny_bytes = 12 * rows, .tiny_kernels = 1});
   } else if (layout_.framework() == Framework::MEGATRON) {
-    // Vocab-parallel cross-entropy in fp32: read the logits, keep exp(logits) in fp32; backward
-    // reads it and writes the logit gradient.
-    b.memory("cross_entropy", logits * (b.act_ + 4), 5 * logits, 1.0, 3);
+    // Megatron's vocabulary-parallel cross-entropy as PyTorch ops over N = T V/tp logits
+    // (core_r0.8.0 megatron/core/tensor_parallel/cross_entropy.py, unfused unless
+    // --cross-entropy-loss-fusion): logits.float() (2 + 4 B), the row max (4), the max subtracted
+    // in place (8), exp in place (8), the row sum (4), the division into the softmax in place (8):
+    // 34 + A B per logit in 6 kernels, plus a few per row (target mask, predicted logit, log, loss);
+    // backward: the target's entry of each row, the softmax times the loss gradient in place (8),
+    // and the cast back to the activation dtype for the LM head's backward (4 + A): 12 + A B in 2.
+    const double rows = static_cast<double>(b.T_);
+    b.eager("cross_entropy", logits, {.vector_bytes = 34.0 + b.act_, .vector_kernels = 6, .tiny_bytes = 24 * rows,
+                                      .tiny_kernels = 5},
+            {.vector_bytes = 12.0 + b.act_, .vector_kernels = 2, .tiny_bytes = 12 * rows, .tiny_kernels = 2});
   } else {
     // Hugging Face: logits.float() (read, write fp32), log_softmax (read, write fp32), nll;
     // backward: the log_softmax gradient in fp32 and its cast back.
