@@ -1,6 +1,7 @@
 #include "models/training_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace clustersim::models {
 
@@ -60,7 +61,39 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
   if (master) per_element += 2;  // the 16-bit copy of the updated parameter
   per_element += g;              // gradient-norm pass for clipping
   s.gpu_time = compute.memory_time(Bytes::from_double(n * per_element), 2);
+  if (par.framework == Framework::MEGATRON) s.gpu_time += megatron_grad_buffer_time(stage, compute, n);
   return s;
+}
+
+Duration TrainingModel::megatron_grad_buffer_time(int stage, const ComputeModel& compute, double updated) const {
+  // Megatron-Core's gradient buffer holds every trainable element of the rank's stage (the whole
+  // buffer, also under the distributed optimizer). core_r0.8.0 megatron/training/training.py
+  // train_step zeroes it first (zero_grad_buffer); megatron/core/distributed/
+  // param_and_grad_buffer.py start_grad_sync, before each bucket's data-parallel collective, takes
+  // the bucket's norm to check for NaN (check_for_nan_in_grad, on unless fp16 runs a dynamic loss
+  // scale) and scales it by 1 / dp (gradient_scaling_factor, unless average_in_collective).
+  // fp16's optimizer unscales the main gradients it updates (read, write) and checks them for inf.
+  const StageParams p = stage_params(stage);
+  const double g = bytes_per_element(training_.grad_reduce_dtype);
+  const double buffer = p.trainable();
+  if (buffer <= 0) return Duration();
+  const double dp = static_cast<double>(layout_.dense_shard_group());
+  const double bucket = std::max(1.0, gradient_bucket().as_double());
+  const int buckets = static_cast<int>(std::ceil(buffer * g / bucket));
+  double bytes = g * buffer;  // zero_grad_buffer
+  int kernels = 1;
+  if (dp > 1) {
+    bytes += 2 * g * buffer;  // grad_data *= 1 / dp
+    kernels += buckets;
+  }
+  if (training_.precision == Precision::FP16) {
+    bytes += 8 * updated;  // unscale and inf check of the main gradients
+    kernels += 1;
+  } else {
+    bytes += g * buffer;  // the NaN check's norm
+    kernels += buckets;
+  }
+  return compute.memory_time(Bytes::from_double(bytes), kernels);
 }
 
 MemoryBreakdown TrainingModel::memory(int stage, const hardware::GpuSpec& gpu, hardware::ParameterSet& params,
