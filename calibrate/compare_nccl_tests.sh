@@ -2,12 +2,14 @@
 # Repeatability of the harness against nccl-tests on this machine: both tools, interleaved, several
 # times, on the same ops and sizes, with the same launch structure (one thread per GPU: nccl-tests
 # -t N -g 1, clustersim-calibrate --launcher threads) and the harness's default (one process per GPU).
-#   calibrate/compare_nccl_tests.sh OUTDIR NCCL_TESTS_SRC [REPEATS] [MAXBYTES]
+#   calibrate/compare_nccl_tests.sh OUTDIR NCCL_TESTS_SRC [REPEATS] [MAXBYTES] [ITERS]
+# ITERS (default 20) is nccl-tests' -n for both tools; at 1 MiB (~20 us a call) more iterations
+# average over more of the launch jitter that dominates the spread there.
 # Writes OUTDIR/compare.json (every run's out-of-place and in-place times per size) and prints, per
 # op and size, the spread of each tool over the repeats and the difference of their medians.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-OUT=$1; SRC=$2; REPEATS=${3:-3}; MAXB=${4:-64M}
+OUT=$1; SRC=$2; REPEATS=${3:-3}; MAXB=${4:-64M}; ITERS=${5:-20}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}; NCCL_HOME=${NCCL_HOME:-$CUDA_HOME}
 W=$(mktemp -d); mkdir -p "$OUT"
@@ -23,15 +25,15 @@ export LD_LIBRARY_PATH="$NCCL_HOME/lib:$CUDA_LIB:${LD_LIBRARY_PATH:-}"
 OPS="all_reduce all_gather reduce_scatter"
 for r in $(seq 1 "$REPEATS"); do
   for op in $OPS; do
-    "$W/nt/${op}_perf" -b 1M -e "$MAXB" -f 2 -t "$NGPU" -g 1 -w 5 -n 20 -c 1 > "$W/nt-$op-$r.log" 2>&1
+    "$W/nt/${op}_perf" -b 1M -e "$MAXB" -f 2 -t "$NGPU" -g 1 -w 5 -n "$ITERS" -c 1 > "$W/nt-$op-$r.log" 2>&1
   done
-  "$W/h/clustersim-calibrate" collectives --launcher threads --ops "${OPS// /,}" -b 1M -e "$MAXB" -f 2 -n 20 -w 5 \
+  "$W/h/clustersim-calibrate" collectives --launcher threads --ops "${OPS// /,}" -b 1M -e "$MAXB" -f 2 -n "$ITERS" -w 5 \
     -c 1 -o "$W/h-threads-$r.json" > "$W/h-threads-$r.log" 2>&1
-  "$W/h/clustersim-calibrate" collectives --ops "${OPS// /,}" -b 1M -e "$MAXB" -f 2 -n 20 -w 5 \
+  "$W/h/clustersim-calibrate" collectives --ops "${OPS// /,}" -b 1M -e "$MAXB" -f 2 -n "$ITERS" -w 5 \
     -c 1 -o "$W/h-process-$r.json" > "$W/h-process-$r.log" 2>&1
   echo "repeat $r done" >&2
 done
-python3 - "$W" "$OUT" "$REPEATS" "$OPS" <<'PY'
+python3 - "$W" "$OUT" "$REPEATS" "$OPS" "$ITERS" <<'PY'
 import json, os, statistics, sys
 w, out, reps, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
 data = {}
@@ -69,6 +71,6 @@ for op in ops:
             print(f"{op:15s}{ip:4s}{s >> 20:5d}M  {nm:8.2f} ({ns:4.1f}%)           "
                   f"{tm or 0:8.2f} ({ts or 0:4.1f}%)    {f(tm)}   {f(pm)}")
 tmp = os.path.join(out, "compare.json.tmp")
-json.dump({"schema_version": 1, "kind": "clustersim-harness-vs-nccl-tests", "repeats": reps, "rows": rows}, open(tmp, "w"), indent=1)
+json.dump({"schema_version": 1, "kind": "clustersim-harness-vs-nccl-tests", "repeats": reps, "iters": int(sys.argv[5]), "rows": rows}, open(tmp, "w"), indent=1)
 os.replace(tmp, os.path.join(out, "compare.json"))
 PY

@@ -4,20 +4,14 @@
 
 #include "calibrate/results.hpp"
 #include "cli/app.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
-struct Result {
-  int rc;
-  std::string out, err;
-};
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int rc = cli::run(args, out, err);
-  return {rc, out.str(), err.str()};
-}
+using Result = testing::CliResult;
+constexpr auto run = &testing::run_cli;
 std::string sample(const std::string& name) {
   return (testing::source_dir() / "tests/data/nccl_tests_logs" / name).string();
 }

@@ -6,20 +6,14 @@
 #include "reports/trace_check.hpp"
 
 #include "cli/app.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
-struct Result {
-  int rc;
-  std::string out, err;
-};
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int rc = cli::run(args, out, err);
-  return {rc, out.str(), err.str()};
-}
+using Result = testing::CliResult;
+constexpr auto run = &testing::run_cli;
 }  // namespace
 
 TEST_CASE("--version and --help succeed", "[unit][cli]") {

@@ -5,20 +5,14 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
-struct Result {
-  int rc;
-  std::string out, err;
-};
-Result run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int rc = cli::run(args, out, err);
-  return {rc, out.str(), err.str()};
-}
+using Result = testing::CliResult;
+constexpr auto run = &testing::run_cli;
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "reports/html_report.hpp"
 #include "reports/json_report.hpp"
 #include "reports/report_format.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/plan_fakes.hpp"
 #include "unit/reports_xml_check.hpp"
@@ -188,11 +189,7 @@ TEST_CASE("clustersim plan with the step model: same bytes with 1 or 2 threads, 
       "job": {"tokens": 1e10},
       "checkpoint": {"storage": "s3", "interval": "1 h"},
       "search": {"top_k": 1}})");
-  auto run = [](const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    const int rc = cli::run(args, out, err);
-    return std::make_tuple(rc, out.str(), err.str());
-  };
+  constexpr auto run = &testing::run_cli;
   const auto [rc1, json1, err1] = run({"plan", plan.string(), "--format", "json", "--threads", "1"});
   REQUIRE(rc1 == 0);
   const auto [rc2, json2, err2] = run({"plan", plan.string(), "--format", "json", "--threads", "2", "--quiet"});

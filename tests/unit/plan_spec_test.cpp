@@ -5,6 +5,7 @@
 
 #include "cli/app.hpp"
 #include "hardware/errors.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
@@ -148,9 +149,8 @@ TEST_CASE("plan errors name the file, the key and what was expected", "[unit][pl
 TEST_CASE("clustersim plan: bad plans exit 2 with file, key and expectation on stderr", "[unit][plan][cli]") {
   testing::TempDir dir;
   auto run = [](const std::vector<std::string>& args) {
-    std::ostringstream out, err;
-    const int rc = cli::run(args, out, err);
-    return std::make_tuple(rc, out.str(), err.str());
+    auto r = testing::run_cli(args);
+    return std::make_tuple(r.rc, std::move(r.out), std::move(r.err));
   };
   const auto typo = dir.write("typo.json", plan_text(R"({"system": "p5.48xlarge", "nodez": 2})"));
   auto [rc, out, err] = run({"plan", typo.string()});
