@@ -159,6 +159,11 @@ struct GemmPoint {
   Precision dtype;
   double m, n, k, t;
 };
+// A "sustained" GEMM entry (the harness's continuous-load test): its phase and time.
+struct SustainedPoint {
+  std::string phase;
+  double m, n, k, t;
+};
 struct AttentionPoint {
   bool backward;
   bool bf16;
@@ -167,6 +172,13 @@ struct AttentionPoint {
 struct MemoryPoint {
   std::string kernel;
   double bytes, t;
+  double elements = 0;  // strided kernels
+};
+// A "launch_gap" memory entry: time per empty kernel queued back to back.
+struct GapPoint {
+  std::string op;
+  double t;
+  bool queue_full;
 };
 struct HostPoint {
   bool h2d, pinned;
@@ -217,22 +229,33 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
 
   // ---------------------------------------------------------------- read
   std::vector<GemmPoint> gemms;
+  std::vector<SustainedPoint> sustained;
+  std::vector<GapPoint> gaps;
   std::vector<AttentionPoint> attns;
   std::vector<MemoryPoint> mems;
+  std::vector<MemoryPoint> strided;
   std::vector<HostPoint> hosts;
   std::vector<AdamPoint> adams;
   constexpr NumberRange kPositive{.min = 0, .max = 1e30, .min_exclusive = true};
   if (auto s = top.maybe("gemm")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"name", "transa", "transb", "tflops", "fast_accum", "gpu", "gpu_name", "iters", "max_rel_error",
-                 "model", "pass", "tokens", "tp"});
+        o.allow({"transa", "transb", "tflops", "fast_accum", "gpu", "gpu_name", "iters", "max_rel_error", "model",
+                 "pass", "tokens", "tp", "launches", "busy_ms", "gemm_share", "sm_clock_MHz", "power_W"});
+        const std::string name = o.get_or("name", std::string());
         GemmPoint g;
         g.dtype = precision_of(o.at("dtype").as_choice({"bf16", "fp16", "fp8", "fp32", "tf32"}));
         g.m = static_cast<double>(o.at("m").as_int({.min = 1, .max = 1LL << 40}));
         g.n = static_cast<double>(o.at("n").as_int({.min = 1, .max = 1LL << 40}));
         g.k = static_cast<double>(o.at("k").as_int({.min = 1, .max = 1LL << 40}));
         g.t = o.at("time_us").as_number(kPositive) * 1e-6;
+        if (name == "sustained") {
+          // The continuous-load test (gemm_sustained_bench.hpp): not a point of the shape curve.
+          const std::string phase = o.at("phase").as_choice({"harness", "burst", "sustained", "mixed"});
+          if (g.dtype == Precision::BF16) sustained.push_back({phase, g.m, g.n, g.k, g.t});
+          return;
+        }
+        (void)o.maybe("phase");
         gemms.push_back(g);
       });
     }
@@ -265,13 +288,30 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   if (auto s = top.maybe("memory")) {
     for (const auto& e : s->as_array()) {
       e.read_object([&](ObjectReader& o) {
-        o.allow({"bandwidth_GBps", "buffer_bytes", "check", "gpu", "gpu_name", "iters"});
+        o.allow({"bandwidth_GBps", "buffer_bytes", "check", "gpu", "gpu_name", "iters", "op", "kernels", "blocks",
+                 "threads"});
         MemoryPoint mp;
-        mp.kernel = o.at("kernel").as_choice({"copy", "read", "write", "elementwise", "cuda_memcpy"});
+        mp.kernel = o.at("kernel").as_choice(
+            {"copy", "read", "write", "elementwise", "cuda_memcpy", "strided", "reduce", "launch_gap"});
+        if (mp.kernel == "launch_gap") {
+          GapPoint gp;
+          gp.op = o.at("op").as_string();
+          gp.t = o.at("time_us").as_number(kPositive) * 1e-6;
+          gp.queue_full = o.get_or("queue_full", true);
+          gaps.push_back(gp);
+          return;
+        }
         mp.bytes = o.at("bytes_moved").as_number(kPositive);
         mp.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        // cudaMemcpy's copy-engine path is not a kernel the model times; kept as a reference only.
-        if (mp.kernel != "cuda_memcpy") mems.push_back(mp);
+        if (mp.kernel == "strided") {
+          mp.elements = o.at("elements").as_number(kPositive);
+          strided.push_back(mp);
+          return;
+        }
+        (void)o.maybe("elements");
+        // cudaMemcpy's copy-engine path is not a kernel the model times, nor is a reduction's
+        // pattern the streaming one: kept as references only.
+        if (mp.kernel != "cuda_memcpy" && mp.kernel != "reduce") mems.push_back(mp);
       });
     }
   }
@@ -305,42 +345,104 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   }
 
   // ---------------------------------------------------------------- memory: e_mem and t0
+  // t0 is measured directly where the launch-gap test ran (empty full-grid kernels queued back to
+  // back); the memory fit then has one unknown. Otherwise t0 is the intercept of the memory fit.
   double e_mem = D::memory_efficiency;
   double t0 = D::kernel_overhead_us * 1e-6;
+  std::optional<double> gap_t0;
+  {
+    std::vector<double> g;
+    for (const auto& p : gaps) {
+      if (p.op == "full_grid" && p.queue_full) g.push_back(p.t);
+    }
+    if (!g.empty()) {
+      gap_t0 = median(g);
+      t0 = *gap_t0;
+      std::vector<double> dev;
+      for (double v : g) dev.push_back(std::abs(v - t0) / t0);
+      out.push_back(duration(std::string(cp::kKernelOverhead), t0, std::max(0.1, 1.4826 * median(dev)),
+                             static_cast<int>(g.size())));
+    } else if (!gaps.empty()) {
+      report.notes.push_back("launch_gap: no full-grid entry with a full queue; compute.kernel_overhead from the memory fit");
+    }
+  }
   if (mems.size() >= 2) {
     std::vector<double> measured, key;
     for (const auto& p : mems) {
       measured.push_back(p.t);
       key.push_back(p.bytes);
     }
+    const bool free_intercept = !gap_t0;
     FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
       if (idx.size() < 2) return std::nullopt;
-      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), 2);
+      const Eigen::Index cols = free_intercept ? 2 : 1;
+      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
       Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
       for (std::size_t r = 0; r < idx.size(); ++r) {
-        X(static_cast<Eigen::Index>(r), 0) = 1;
-        X(static_cast<Eigen::Index>(r), 1) = mems[idx[r]].bytes;
-        y(static_cast<Eigen::Index>(r)) = mems[idx[r]].t;
+        const auto row = static_cast<Eigen::Index>(r);
+        if (free_intercept) X(row, 0) = 1;
+        X(row, cols - 1) = mems[idx[r]].bytes;
+        y(row) = mems[idx[r]].t - (free_intercept ? 0.0 : t0);
       }
       const Eigen::VectorXd b = robust_relative_fit(X, y);
-      if (!(b(1) > 0)) return std::nullopt;
-      return Params{std::max(0.0, b(0)), b(1)};
+      const double slope = b(cols - 1);
+      if (!(slope > 0)) return std::nullopt;
+      return Params{free_intercept ? std::max(0.0, b(0)) : t0, slope};
     };
     PredictFn predict = [&](const Params& p, std::size_t i) { return p[0] + p[1] * mems[i].bytes; };
     report.kinds.push_back(evaluate("memory", measured, order_by(key), fit, predict));
     if (auto p = fit(order_by(key))) {
       e_mem = 1.0 / ((*p)[1] * hbm);
-      t0 = (*p)[0];
       const double u = spread(measured, *p, predict);
       out.push_back(ratio(std::string(cp::kMemoryEfficiency), e_mem, u, static_cast<int>(mems.size())));
-      out.push_back(duration(std::string(cp::kKernelOverhead), t0, std::max(u, 0.2), static_cast<int>(mems.size())));
+      if (free_intercept) {
+        t0 = (*p)[0];
+        out.push_back(duration(std::string(cp::kKernelOverhead), t0, std::max(u, 0.2), static_cast<int>(mems.size())));
+      }
     }
   } else {
-    report.notes.push_back("memory: fewer than 2 points; compute.memory.efficiency and compute.kernel_overhead not fitted");
+    report.notes.push_back("memory: fewer than 2 points; compute.memory.efficiency not fitted" +
+                           std::string(gap_t0 ? "" : ", nor compute.kernel_overhead"));
   }
   const double mem_bw = hbm * e_mem;
 
+  // ---------------------------------------------------------------- strided element-wise kernels
+  // t - t0 = max(B / mem_bw, N / (P_fp32 r)): r from the element-bound points (median of
+  // N / ((t - t0) P_fp32)), robust to the few that the bandwidth bounds.
+  const double p32 = gpu.peak_fp32.value.flops_per_second();
+  if (strided.size() >= 2 && p32 > 0) {
+    std::vector<double> measured, key;
+    for (const auto& p : strided) {
+      measured.push_back(p.t);
+      key.push_back(p.elements);
+    }
+    FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
+      std::vector<double> r;
+      for (std::size_t i : idx) {
+        const MemoryPoint& p = strided[i];
+        const double busy = p.t - t0;
+        if (busy > 0 && busy > 1.2 * p.bytes / mem_bw) r.push_back(p.elements / (busy * p32));
+      }
+      if (r.empty()) return std::nullopt;
+      return Params{median(r)};
+    };
+    PredictFn predict = [&](const Params& q, std::size_t i) {
+      const MemoryPoint& p = strided[i];
+      return t0 + std::max(p.bytes / mem_bw, p.elements / (p32 * q[0]));
+    };
+    report.kinds.push_back(evaluate("memory.strided", measured, order_by(key), fit, predict));
+    if (auto q = fit(order_by(key))) {
+      out.push_back(ratio(std::string(cp::kStridedElementsPerFlop), (*q)[0], spread(measured, *q, predict),
+                          static_cast<int>(strided.size())));
+    } else {
+      report.notes.push_back("memory.strided: no element-bound point; compute.memory.strided_elements_per_flop not fitted");
+    }
+  } else if (!strided.empty()) {
+    report.notes.push_back("memory.strided: fewer than 2 points; not fitted");
+  }
+
   // ---------------------------------------------------------------- GEMMs per dtype
+  std::optional<Params> bf16_curve;  // e_max, k_half, mn_half
   for (Precision p : {Precision::BF16, Precision::FP16, Precision::FP8, Precision::FP32}) {
     std::vector<GemmPoint> pts;
     const auto peak = peak_of(gpu, p);
@@ -369,58 +471,117 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
       continue;
     }
     const double P = *peak;
-    auto wave = [&](const GemmPoint& g) {
-      return cp::wave_efficiency(g.m, g.n, 1, D::gemm_tile_m, D::gemm_tile_n, sms);
-    };
-    std::vector<double> measured, key;
-    std::vector<double> dmins;
+    std::vector<double> measured, key, ks, mns;
     for (const auto& g : pts) {
       measured.push_back(g.t);
       key.push_back(g.m * g.n * g.k);
-      dmins.push_back(cp::smallest_dim(g.m, g.n, g.k));
+      ks.push_back(std::max(1.0, g.k));
+      mns.push_back(std::max(1.0, std::min(g.m, g.n)));
     }
-    const bool identifiable = *std::max_element(dmins.begin(), dmins.end()) > *std::min_element(dmins.begin(), dmins.end());
+    auto varies = [](const std::vector<double>& v) {
+      return *std::max_element(v.begin(), v.end()) > *std::min_element(v.begin(), v.end());
+    };
+    // Columns: 1/e_max, k_half/e_max (when k varies), mn_half/e_max (when min(m, n) varies).
+    const bool fit_k = varies(ks), fit_mn = varies(mns);
     FitFn fit = [&](const std::vector<std::size_t>& idx) -> std::optional<Params> {
-      if (idx.size() < 2) return std::nullopt;
-      const Eigen::Index cols = identifiable ? 2 : 1;
-      Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
-      Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
-      for (std::size_t r = 0; r < idx.size(); ++r) {
-        const GemmPoint& g = pts[idx[r]];
-        const double F = 2 * g.m * g.n * g.k;
-        const auto row = static_cast<Eigen::Index>(r);
-        y(row) = std::max(g.t - t0, 1e-9) * P * wave(g) / F;
-        X(row, 0) = 1;
-        if (identifiable) X(row, 1) = 1.0 / dmins[idx[r]];
+      if (idx.size() < 3) return std::nullopt;
+      bool use_k = fit_k, use_mn = fit_mn;
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const Eigen::Index cols = 1 + (use_k ? 1 : 0) + (use_mn ? 1 : 0);
+        Eigen::MatrixXd X(static_cast<Eigen::Index>(idx.size()), cols);
+        Eigen::VectorXd y(static_cast<Eigen::Index>(idx.size()));
+        for (std::size_t r = 0; r < idx.size(); ++r) {
+          const GemmPoint& g = pts[idx[r]];
+          const auto row = static_cast<Eigen::Index>(r);
+          y(row) = std::max(g.t - t0, 1e-9) * P / (2 * g.m * g.n * g.k);
+          Eigen::Index c = 0;
+          X(row, c++) = 1;
+          if (use_k) X(row, c++) = 1.0 / ks[idx[r]];
+          if (use_mn) X(row, c++) = 1.0 / mns[idx[r]];
+        }
+        const Eigen::VectorXd b = robust_relative_fit(X, y);
+        const double a0 = b(0);
+        const double sk = use_k ? b(1) : 0;
+        const double smn = use_mn ? b(use_k ? 2 : 1) : 0;
+        // Efficiency cannot rise as a dimension shrinks: drop a negative term and refit.
+        if (use_k && sk < 0) {
+          use_k = false;
+          continue;
+        }
+        if (use_mn && smn < 0) {
+          use_mn = false;
+          continue;
+        }
+        if (!(a0 > 0)) return std::nullopt;
+        return Params{1 / a0, sk / a0, smn / a0};
       }
-      Eigen::VectorXd b = robust_relative_fit(X, y);
-      double a = b(0), slope = identifiable ? b(1) : 0;
-      if (identifiable && slope < 0) {
-        // Efficiency cannot rise as the smallest dimension shrinks: refit with d_half = 0.
-        Eigen::MatrixXd X1 = X.leftCols(1);
-        a = robust_relative_fit(X1, y)(0);
-        slope = 0;
-      }
-      if (!(a > 0)) return std::nullopt;
-      const double e_max = 1 / a;
-      const double half = identifiable ? slope / a : D::gemm_half_dim;
-      return Params{e_max, half};
+      return std::nullopt;
     };
     PredictFn predict = [&](const Params& q, std::size_t i) {
       const GemmPoint& g = pts[i];
-      const double eff = cp::gemm_efficiency(g.m, g.n, g.k, 1, q[0], q[1], D::gemm_tile_m, D::gemm_tile_n, sms);
+      const double eff = cp::gemm_efficiency(g.m, g.n, g.k, 1, q[0], q[1], q[2], D::gemm_tile_m, D::gemm_tile_n, sms);
       const double bytes = (g.m * g.k + g.k * g.n) * models::bytes_per_element(p) + g.m * g.n * 2;
       return t0 + std::max(2 * g.m * g.n * g.k / (P * eff), bytes / mem_bw);
     };
     report.kinds.push_back(evaluate("gemm." + dt, measured, order_by(key), fit, predict));
     if (auto q = fit(order_by(key))) {
+      if (p == Precision::BF16) bf16_curve = *q;
       const double u = spread(measured, *q, predict);
-      out.push_back(ratio(cp::gemm_max_efficiency(p), (*q)[0], u, static_cast<int>(pts.size())));
-      if (identifiable) {
-        out.push_back(ratio(cp::gemm_half_dim(p), (*q)[1], std::max(u, 0.1), static_cast<int>(pts.size())));
+      const int n = static_cast<int>(pts.size());
+      out.push_back(ratio(cp::gemm_max_efficiency(p), (*q)[0], u, n));
+      if (fit_k) {
+        out.push_back(ratio(cp::gemm_half_k(p), (*q)[1], std::max(u, 0.1), n));
       } else {
-        report.notes.push_back("gemm." + dt + ": every shape has the same smallest dimension; half_dim not fitted");
+        report.notes.push_back("gemm." + dt + ": every shape has the same k; half_k not fitted");
       }
+      if (fit_mn) {
+        out.push_back(ratio(cp::gemm_half_mn(p), (*q)[2], std::max(u, 0.1), n));
+      } else {
+        report.notes.push_back("gemm." + dt + ": every shape has the same min(m, n); half_mn not fitted");
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- sustained load
+  // r = (t_curve - t0) / (t_load - t0) for the square bf16 product of the continuous-load test
+  // under the training-like load ("mixed": products between HBM passes; else "sustained"), t_curve
+  // the bf16 curve's time for that shape (the fit above, else the defaults): the ratio of the
+  // matrix units' throughput in a training step to the throughput the sweep's curve describes.
+  if (!sustained.empty()) {
+    const bool any_mixed = std::any_of(sustained.begin(), sustained.end(), [](const SustainedPoint& p) {
+      return p.phase == "mixed";
+    });
+    const std::string use = any_mixed ? "mixed" : "sustained";
+    const Params curve = bf16_curve.value_or(Params{D::gemm_max_efficiency_bf16, D::gemm_half_k, D::gemm_half_mn});
+    const double P = gpu.peak_bf16.value.flops_per_second();
+    std::vector<double> r, sweep;
+    double tflops = 0;
+    for (const auto& p : sustained) {
+      const double f = 2 * p.m * p.n * p.k;
+      const double eff = cp::gemm_efficiency(p.m, p.n, p.k, 1, curve[0], curve[1], curve[2], D::gemm_tile_m,
+                                             D::gemm_tile_n, sms);
+      const double busy = f / (P * eff);
+      if (p.phase == use && p.t > t0) {
+        r.push_back(busy / (p.t - t0));
+        tflops = f / p.t / 1e12;
+      }
+      if (p.phase == "harness" && p.t > t0) sweep.push_back(busy / (p.t - t0));
+    }
+    if (!r.empty() && P > 0) {
+      const double v = median(r);
+      std::vector<double> dev;
+      for (double x : r) dev.push_back(std::abs(x - v) / v);
+      out.push_back(ratio(std::string(cp::kSustainedRatio), v, std::max(0.03, 1.4826 * median(dev)),
+                          static_cast<int>(r.size())));
+      std::string note = "gemm.bf16 under a continuous load (" + use + "): " + format_significant(tflops, 4) +
+                         " TFLOP/s, " + format_significant(v, 3) + " of what the " +
+                         (bf16_curve ? "fitted" : "default") + " curve gives: compute.sustained_ratio";
+      if (!sweep.empty()) {
+        note += " (the sweep's method in the same test: " + format_significant(median(sweep), 3) + " of the curve)";
+      }
+      report.notes.push_back(note);
+    } else {
+      report.notes.push_back("gemm.sustained: no " + use + " entry; compute.sustained_ratio not fitted");
     }
   }
 

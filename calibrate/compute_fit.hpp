@@ -5,9 +5,20 @@
 //
 // Fits (each linear in its unknowns; iteratively reweighted least squares with Huber weights on
 // relative residuals, so a few disturbed points do not move the fit):
-//   memory     t = t0 + B / (BW_hbm e_mem)                 -> compute.memory.efficiency, compute.kernel_overhead
-//   gemm       (t - t0) P wave / F = 1/e_max + (d_half/e_max) / min(m, n, k), per dtype
-//              -> compute.gemm.<dtype>.max_efficiency, .half_dim   (memory-bound shapes are left out)
+//   launch gap t0 = the median time per empty full-grid kernel queued back to back ("launch_gap"
+//              memory entries with a full queue)          -> compute.kernel_overhead
+//   memory     t = t0 + B / (BW_hbm e_mem)                 -> compute.memory.efficiency (and
+//              compute.kernel_overhead, the intercept, where no launch gap was measured)
+//              (kernels copy, read, write, elementwise; "reduce" and "cuda_memcpy" are references)
+//   strided    t = t0 + max(B / (BW_hbm e_mem), N / (P_fp32 r)), N the elements of a "strided"
+//              memory entry (PyTorch's non-vectorized element-wise kernel): r the median of
+//              N / ((t - t0) P_fp32) over the element-bound points -> compute.memory.strided_elements_per_flop
+//   gemm       (t - t0) P / F = 1/e_max + (k_half/e_max) / k + (mn_half/e_max) / min(m, n), per dtype
+//              -> compute.gemm.<dtype>.max_efficiency, .half_k, .half_mn  (memory-bound shapes are
+//              left out; a negative term is dropped and the rest refitted)
+//   sustained  r = (t_curve - t0) / (t_load - t0) for the square bf16 product of the continuous-load
+//              test ("sustained" GEMM entries, phase "mixed", else "sustained"; t_curve from the
+//              bf16 curve above)                           -> compute.sustained_ratio
 //   attention  (t - t0) P_bf16 / F = 1/e_max + (s_half/e_max) / s_kv, per direction
 //              -> compute.attention.<fwd|bwd>.max_efficiency, .half_seq
 //   host       t = latency + S / bw for one GPU copying alone, per direction and pinned/pageable

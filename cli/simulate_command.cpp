@@ -73,6 +73,7 @@ nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e)
                  {"optimizer_state_bytes", e.memory.optimizer_state.count()},
                  {"activations_bytes", e.memory.activations.count()},
                  {"buffers_bytes", e.memory.buffers.count()},
+                 {"allocated_bytes", e.memory.allocated.count()},
                  {"usable_bytes", e.memory.usable.count()},
                  {"shortfall_bytes", e.memory.shortfall.count()},
                  {"host_bytes_per_node", e.memory.host_bytes.count()}};

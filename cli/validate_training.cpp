@@ -1,7 +1,10 @@
 // clustersim validate training: training-step predictions beside published Megatron-LM
 // measurements (SC'21 Table 1 on A100, the Megatron-Core H100 weak-scaling table), row by row:
 // the measurement (the expectation), the prediction, the error, then the median and worst
-// absolute error per table and the recorded thresholds (--check fails when one is exceeded).
+// absolute error per table and the recorded thresholds (--check fails when one is exceeded);
+// then this project's own measured PyTorch FSDP2 steps on 4 x H200, step time and peak memory.
+// --calibration FILE uses that profile for the sets on Hopper GPUs (the H100 table, the H200
+// probes); the A100 table keeps its system's default.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -25,6 +28,7 @@ namespace {
 struct TrainingArgs {
   std::string data_dir;
   std::string format = "text";
+  std::string calibration;
   bool check = false;
 };
 
@@ -54,9 +58,23 @@ std::string pct(double v, bool sign = true) {
   return buf;
 }
 
+// The probes' thresholds: "<set>.step" and "<set>.memory" in training_thresholds.json.
+bool probe_breach(const models::ProbeValidationSet& p, const std::map<std::string, models::TrainingThreshold>& th) {
+  bool over = false;
+  if (auto t = th.find(p.name + ".step"); t != th.end()) {
+    over = over || p.median_step_error > t->second.median_abs_error || p.worst_step_error > t->second.worst_abs_error;
+  }
+  if (auto t = th.find(p.name + ".memory"); t != th.end()) {
+    over = over || p.median_memory_error > t->second.median_abs_error || p.worst_memory_error > t->second.worst_abs_error;
+  }
+  return over;
+}
+
 void run(Context& ctx, const TrainingArgs& a) {
   const auto sets = models::run_training_validation(
-      read_data(a, "training_sets.json"), [&](const std::string& n) { return read_data(a, n); }, ctx.catalog());
+      read_data(a, "training_sets.json"), [&](const std::string& n) { return read_data(a, n); }, ctx.catalog(),
+      a.calibration);
+  const auto probes = models::run_probe_validation(read_data(a, "training_fsdp2_probes.json"), ctx.catalog(), a.calibration);
   const auto thresholds = models::load_training_thresholds(read_data(a, "training_thresholds.json"),
                                                            "training_thresholds.json");
   bool breach = false;
@@ -92,6 +110,26 @@ void run(Context& ctx, const TrainingArgs& a) {
       }
       j["sets"].push_back(js);
     }
+    nlohmann::json jp{{"name", probes.name}, {"description", probes.description}, {"provenance", probes.provenance},
+                      {"median_abs_step_error", probes.median_step_error}, {"worst_abs_step_error", probes.worst_step_error},
+                      {"median_abs_memory_error", probes.median_memory_error},
+                      {"worst_abs_memory_error", probes.worst_memory_error}};
+    breach = probe_breach(probes, thresholds) || breach;
+    jp["rows"] = nlohmann::json::array();
+    for (const auto& r : probes.rows) {
+      jp["rows"].push_back({{"row", r.label},
+                            {"measured_step_s", r.measured_step_s},
+                            {"predicted_step_s", r.predicted_step_s},
+                            {"fast_step_s", r.fast_step_s},
+                            {"step_error", r.step_error},
+                            {"measured_peak_allocated_bytes", r.measured_peak_bytes},
+                            {"predicted_peak_allocated_bytes", r.predicted_peak_bytes},
+                            {"memory_error", r.memory_error},
+                            {"compute_s", r.estimate.breakdown.compute_s},
+                            {"exposed_comm_s", r.estimate.breakdown.exposed_comm_s},
+                            {"optimizer_s", r.estimate.breakdown.optimizer_s}});
+    }
+    j["probes"] = jp;
     out << j.dump(2) << "\n";
   } else {
     using Align = reports::TextTable::Align;
@@ -118,6 +156,25 @@ void run(Context& ctx, const TrainingArgs& a) {
       }
       out << "\n\n";
     }
+    out << "== " << probes.name << ": " << probes.description << "\n   source: " << probes.provenance << "\n";
+    reports::TextTable t({"row", "expected step s", "predicted", "error", "fast", "expected peak GiB", "predicted",
+                          "error", "compute", "exp. comm", "optim"},
+                         {Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
+                          Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT});
+    const double gib = 1024.0 * 1024 * 1024;
+    for (const auto& r : probes.rows) {
+      const auto& b = r.estimate.breakdown;
+      t.add_row({r.label, num(r.measured_step_s, 3), num(r.predicted_step_s, 3), pct(r.step_error), num(r.fast_step_s, 3),
+                 num(r.measured_peak_bytes / gib, 1), num(r.predicted_peak_bytes / gib, 1), pct(r.memory_error),
+                 num(b.compute_s, 3), num(b.exposed_comm_s, 3), num(b.optimizer_s, 3)});
+    }
+    t.write(out, "   ");
+    out << "   |error| over " << probes.rows.size() << " rows: step median " << pct(probes.median_step_error, false)
+        << ", worst " << pct(probes.worst_step_error, false) << "; peak memory median "
+        << pct(probes.median_memory_error, false) << ", worst " << pct(probes.worst_memory_error, false);
+    const bool over = probe_breach(probes, thresholds);
+    breach = breach || over;
+    out << (over ? "  EXCEEDED a recorded threshold" : "") << "\n";
   }
   ctx.emit("", out.str());
   if (a.check && breach) throw RuntimeError("a training validation error exceeds its recorded threshold");
@@ -127,10 +184,13 @@ void run(Context& ctx, const TrainingArgs& a) {
 
 void add_validate_training(CLI::App& validate, Context& ctx) {
   auto args = std::make_shared<TrainingArgs>();
-  auto* cmd = validate.add_subcommand("training", "Training steps against published Megatron-LM measurements");
+  auto* cmd = validate.add_subcommand("training", "Training steps against published Megatron-LM measurements and measured FSDP2 steps");
   cmd->add_option("--data", args->data_dir, "Directory with the validation data (default: the built-in copies)")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--calibration", args->calibration,
+                  "Calibration profile for the sets on Hopper GPUs (H100 table, H200 probes)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--check", args->check, "Exit 1 when an error exceeds its recorded threshold");
   cmd->callback([&ctx, args]() { run(ctx, *args); });
 }

@@ -31,10 +31,14 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, hardware::ParameterSet&
     GemmCurve c;
     c.max_efficiency = checked(ps, cp::gemm_max_efficiency(p), ps.ratio(cp::gemm_max_efficiency(p), fallback, why, 0.2),
                                0, 1);
-    c.half_dim = checked(ps, cp::gemm_half_dim(p),
-                         ps.ratio(cp::gemm_half_dim(p), D::gemm_half_dim,
-                                  "default: efficiency halves at a smallest GEMM dimension of one 128-wide tile", 0.5),
-                         -1e-12, 1e9);
+    c.half_k = checked(ps, cp::gemm_half_k(p),
+                       ps.ratio(cp::gemm_half_k(p), D::gemm_half_k,
+                                "default: efficiency halves at a reduction depth of ~180 (cuBLASLt on Hopper)", 0.5),
+                       -1e-12, 1e9);
+    c.half_mn = checked(ps, cp::gemm_half_mn(p),
+                        ps.ratio(cp::gemm_half_mn(p), D::gemm_half_mn,
+                                 "default: efficiency halves at an output side of ~40 (cuBLASLt on Hopper)", 0.5),
+                        -1e-12, 1e9);
     return c;
   };
   bf16_ = gemm_curve(Precision::BF16, D::gemm_max_efficiency_bf16,
@@ -63,8 +67,20 @@ ComputeModel::ComputeModel(const hardware::GpuSpec& gpu, hardware::ParameterSet&
                                           "default: memory-bound kernels reach 80% of the catalog HBM bandwidth", 0.15),
                                  0, 1);
   memory_bandwidth_ = gpu.hbm_bandwidth.value * mem_eff;
+  strided_rate_ = gpu.peak_fp32.value.flops_per_second() *
+                  checked(ps, cp::kStridedElementsPerFlop,
+                          ps.ratio(cp::kStridedElementsPerFlop, D::strided_elements_per_flop,
+                                   "default: PyTorch's generic element-wise kernel at ~1 element per 200 fp32 FLOP",
+                                   0.5),
+                          0, 1);
   overhead_ = ps.duration(cp::kKernelOverhead, Duration::from_seconds(D::kernel_overhead_us * 1e-6),
-                          "default: 2 us of fixed GPU time per kernel", 0.5);
+                          "default: 2 us of fixed GPU time per kernel (H200: 1.95 us per queued empty kernel)", 0.5);
+  sustained_ = checked(ps, cp::kSustainedRatio,
+                       ps.ratio(cp::kSustainedRatio, D::sustained_ratio,
+                                "default: tensor-core kernels at 0.96 of the curves' throughput in a training step "
+                                "(an H200 at its 700 W limit)",
+                                0.05),
+                       0, 1.5);
 }
 
 const ComputeModel::GemmCurve& ComputeModel::curve(Precision p) const {
@@ -90,7 +106,7 @@ FlopRate ComputeModel::peak(Precision dtype) const {
 double ComputeModel::gemm_efficiency(const GemmShape& g, Precision dtype) const {
   const GemmCurve& c = curve(dtype);
   return cp::gemm_efficiency(static_cast<double>(g.m), static_cast<double>(g.n), static_cast<double>(g.k),
-                             static_cast<double>(g.batch), c.max_efficiency, c.half_dim, tile_m_, tile_n_,
+                             static_cast<double>(g.batch), c.max_efficiency, c.half_k, c.half_mn, tile_m_, tile_n_,
                              static_cast<double>(gpu_.sm_count));
 }
 
@@ -109,18 +125,23 @@ Duration ComputeModel::time(const KernelOp& op) const {
   switch (op.kind) {
     case OpKind::GEMM: {
       if (op.flops.count() > 0) {
-        compute = compute_time(op.flops, peak(op.dtype) * gemm_efficiency(op.gemm, op.dtype));
+        compute = compute_time(op.flops, peak(op.dtype) * (gemm_efficiency(op.gemm, op.dtype) * sustained_));
       }
       break;
     }
     case OpKind::ATTENTION: {
       const Precision p = op.dtype == Precision::FP32 ? Precision::FP32 : Precision::BF16;
       if (op.flops.count() > 0) {
-        compute = compute_time(op.flops, peak(p) * attention_efficiency(op.attention, op.pass == Pass::BACKWARD));
+        compute = compute_time(op.flops,
+                               peak(p) * (attention_efficiency(op.attention, op.pass == Pass::BACKWARD) * sustained_));
       }
       break;
     }
-    case OpKind::MEMORY: break;
+    case OpKind::MEMORY:
+      if (op.path == MemoryPath::STRIDED && op.elements > 0 && strided_rate_ > 0) {
+        compute = Duration::from_seconds(static_cast<double>(op.elements) / strided_rate_);
+      }
+      break;
   }
   return std::max(compute, memory) + overhead_ * op.kernels;
 }

@@ -5,9 +5,14 @@
 //
 // Kernel time (roofline with a fixed cost):
 //   t = max(F / (P_dtype x eff), B / (BW_hbm x e_mem)) + n_kernels x t0
-//   GEMM       eff = e_max(dtype) x wave(m, n) / (1 + d_half(dtype) / min(m, n, k))
-//   attention  eff = e_max(fwd|bwd) / (1 + s_half(fwd|bwd) / s_kv)       (against the bf16 peak)
+//   GEMM       eff = r_sus x e_max(dtype) x wave(m, n, b) / (1 + k_half / k + mn_half / min(m, n))
+//              (compute_parameters.hpp: wave quantization for grouped GEMMs only)
+//   attention  eff = r_sus x e_max(fwd|bwd) / (1 + s_half(fwd|bwd) / s_kv)  (against the bf16 peak)
+// r_sus: a training step keeps the GPU busy, so its clock settles where the power limit holds it;
+// the curves describe kernels timed in short repeats (the calibration sweeps, public benchmarks).
 //   memory     F ignored: t = B / (BW_hbm x e_mem) + n_kernels x t0
+//   strided    (PyTorch's non-vectorized element-wise path, kernel_op.hpp)
+//              t = max(B / (BW_hbm x e_mem), N / (P_fp32 x r_strided)) + n_kernels x t0
 // with F and B from kernel_op.hpp, P the catalog peak (bf16 and fp16: peak_bf16; fp8: peak_fp8;
 // fp32: peak_fp32), BW_hbm the catalog HBM bandwidth, SMs (for the wave count) the catalog SM count.
 //
@@ -15,9 +20,13 @@
 //   compute.gemm.<dtype>.max_efficiency  ratio of the dtype's peak reached by large GEMMs
 //        bf16/fp16 0.75 (cuBLAS reaches ~700-780 of H100's 989 TFLOP/s and ~250-270 of A100's 312),
 //        fp8 0.65 (H100 fp8 GEMMs ~1250-1400 of 1979), fp32 0.80
-//   compute.gemm.<dtype>.half_dim        smallest GEMM dimension at which efficiency halves: 128
-//        (a 128-wide tile row is the unit of Hopper/Ampere tensor-core GEMM kernels)
-//   compute.gemm.tile_m, compute.gemm.tile_n  output tile for wave quantization: 128 x 128
+//   compute.gemm.<dtype>.half_k          reduction depth at which efficiency halves: 180 (cuBLASLt
+//        bf16 on H200, 358 transformer shapes: 178; shallow GEMMs spend it in prologue, epilogue
+//        and split-K reductions)
+//   compute.gemm.<dtype>.half_mn         narrower output side at which efficiency halves: 40 (the
+//        same fit: 36; tensor-core tiles left partly empty)
+//   compute.gemm.tile_m, compute.gemm.tile_n  output tile for the wave quantization of grouped
+//        GEMMs: 128 x 128
 //   compute.attention.fwd.max_efficiency  0.55, compute.attention.bwd.max_efficiency 0.45 of the
 //        bf16 peak (FlashAttention-2 reports 50-73% of A100 peak forward and less backward;
 //        on H100 FA2 ~35-40%, FA3/cuDNN 55-75%: middle values)
@@ -26,7 +35,15 @@
 //   compute.memory.efficiency  ratio of the catalog HBM bandwidth reached by memory-bound kernels:
 //        0.80 (public copy kernels reach 0.87-0.95 of H100/H200 HBM bandwidth; fused element-wise
 //        kernels somewhat less)
-//   compute.kernel_overhead  fixed GPU time per kernel (launch gap, ramp, tail): 2 us
+//   compute.kernel_overhead  fixed GPU time per kernel (launch gap, ramp, tail): 2 us (an H200 runs
+//        empty full-grid kernels queued back to back at 1.95 us each: the harness's launch-gap test)
+//   compute.sustained_ratio  r_sus, throughput of GEMMs and attention in a training step over what
+//        the curves give: 0.96 (an H200 at its 700 W limit ran 8192^3 bf16 products between HBM
+//        passes at 693 TFLOP/s, its SM clock held at ~1545 MHz by the power cap, where the default
+//        curve gives 722; in 1 s bursts after idle it runs them at 803, at 1980 MHz)
+//   compute.memory.strided_elements_per_flop  elements per second of PyTorch's generic
+//        (non-vectorized) element-wise kernel over the catalog fp32 peak: 1/200 (it computes every
+//        operand's offset per element; ~330-400 G elements/s measured on an H200, 66.9 TFLOP/s fp32)
 //   host.h2d.pinned.bandwidth, host.d2h.pinned.bandwidth  one GPU copying alone: 0.80 of the
 //        catalog PCIe bandwidth per direction (measured A100 26.3 of 31.5, H100 51 of 63 GB/s)
 //   host.h2d.pageable.bandwidth, host.d2h.pageable.bandwidth  0.40 of pinned (staged copies)
@@ -71,7 +88,8 @@ class ComputeModel {
  private:
   struct GemmCurve {
     double max_efficiency = 0;
-    double half_dim = 0;
+    double half_k = 0;
+    double half_mn = 0;
   };
   const GemmCurve& curve(Precision p) const;
 
@@ -82,6 +100,8 @@ class ComputeModel {
   double attn_half_[2] = {0, 0};
   Bandwidth memory_bandwidth_;
   Duration overhead_;
+  double sustained_ = 1;     // r_sus
+  double strided_rate_ = 0;  // elements per second
 };
 
 // The host side of offloading for one node.

@@ -5,16 +5,26 @@
 // the fitter uses it without linking the models library.
 //
 // GEMM efficiency (fraction of the dtype's catalog peak) for C[m,n] += A[m,k] B[k,n], batch b:
-//   eff = e_max x wave(m, n, b) / (1 + d_half / min(m, n, k))
+//   eff = e_max x wave(m, n, b) / (1 + k_half / k + mn_half / min(m, n))
+// Two hyperbolas: in the reduction depth k (the main loop's prologue and epilogue, and the
+// split-K reduction of shallow or narrow GEMMs, cost about k_half of k) and in the narrower
+// output side (tiles left partly empty). Wave quantization charges only grouped GEMMs (b > 1):
 //   wave = tiles / (ceil(tiles / SMs) x SMs),  tiles = ceil(m / tile_m) ceil(n / tile_n) b
-// The hyperbola in the smallest dimension is the shape class: square-ish GEMMs of thousands run
-// near e_max, a GEMM with one dimension of d_half runs at half of it (thin projections, LoRA
-// ranks, small expert batches); wave quantization charges the idle SMs of the last wave.
-// Linear in (1/e_max, d_half/e_max) for the fitter:
-//   t - t0 = F / (P wave) x (1/e_max + (d_half/e_max) / min(m, n, k)).
+// for a single GEMM, cuBLAS's split-K and stream-K kernels keep the SMs busy on small output
+// grids (measured on H200: 1024 x 512 x 4096 in bf16 at 0.28 of the peak, where a 32-tile wave
+// of 128 x 128 tiles would give 0.24 x e_max / ...; no wave steps across 361 shapes).
+// Linear in (1/e_max, k_half/e_max, mn_half/e_max) for the fitter:
+//   t - t0 = F / (P wave) x (1/e_max + (k_half/e_max) / k + (mn_half/e_max) / min(m, n)).
+// The curve describes products timed as the calibration sweep times them (repeats of ~10 ms); in
+// a training step the GPU stays at its power limit and the step model multiplies GEMM and
+// attention efficiencies by compute.sustained_ratio (the harness's continuous-load test:
+// (t_curve - t0) / (t_load - t0) for one square product).
 //
 // Attention efficiency (fraction of the bf16 peak, FLOPs counted as in kernel_op.hpp):
 //   eff = e_max / (1 + s_half / s_kv), fitted separately for forward and backward.
+//
+// Strided element-wise kernels (kernel_op.hpp MemoryPath::STRIDED), N elements, B bytes:
+//   t = max(B / (BW_hbm e_mem), N / (P_fp32 r_strided)) + t0
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +49,8 @@ inline std::string_view dtype_name(Precision p) {
 inline std::string gemm_max_efficiency(Precision p) {
   return "compute.gemm." + std::string(dtype_name(p)) + ".max_efficiency";
 }
-inline std::string gemm_half_dim(Precision p) { return "compute.gemm." + std::string(dtype_name(p)) + ".half_dim"; }
+inline std::string gemm_half_k(Precision p) { return "compute.gemm." + std::string(dtype_name(p)) + ".half_k"; }
+inline std::string gemm_half_mn(Precision p) { return "compute.gemm." + std::string(dtype_name(p)) + ".half_mn"; }
 inline constexpr std::string_view kGemmTileM = "compute.gemm.tile_m";
 inline constexpr std::string_view kGemmTileN = "compute.gemm.tile_n";
 inline std::string attention_max_efficiency(bool backward) {
@@ -50,6 +61,12 @@ inline std::string attention_half_seq(bool backward) {
 }
 inline constexpr std::string_view kMemoryEfficiency = "compute.memory.efficiency";
 inline constexpr std::string_view kKernelOverhead = "compute.kernel_overhead";
+// Throughput of tensor-core kernels (GEMMs, attention) in a training step, where the GPU stays at
+// its power limit, over the throughput the efficiency curves describe (calibration sweeps).
+inline constexpr std::string_view kSustainedRatio = "compute.sustained_ratio";
+// Elements per second of PyTorch's non-vectorized element-wise kernels (MemoryPath::STRIDED),
+// over the catalog fp32 peak (both scale with SMs x clock).
+inline constexpr std::string_view kStridedElementsPerFlop = "compute.memory.strided_elements_per_flop";
 
 // host.{h2d,d2h}.{pinned,pageable}.bandwidth: one GPU copying alone;
 // host.{h2d,d2h}.pinned.aggregate_bandwidth: every GPU of the node copying at once, in total.
@@ -69,7 +86,8 @@ struct Defaults {
   static constexpr double gemm_max_efficiency_bf16 = 0.75;
   static constexpr double gemm_max_efficiency_fp8 = 0.65;
   static constexpr double gemm_max_efficiency_fp32 = 0.80;
-  static constexpr double gemm_half_dim = 128;
+  static constexpr double gemm_half_k = 180;
+  static constexpr double gemm_half_mn = 40;
   static constexpr double gemm_tile_m = 128;
   static constexpr double gemm_tile_n = 128;
   static constexpr double attention_fwd_max_efficiency = 0.55;
@@ -77,6 +95,8 @@ struct Defaults {
   static constexpr double attention_half_seq = 256;
   static constexpr double memory_efficiency = 0.80;
   static constexpr double kernel_overhead_us = 2.0;
+  static constexpr double sustained_ratio = 0.96;
+  static constexpr double strided_elements_per_flop = 1.0 / 200;
   static constexpr double host_pinned_fraction_of_pcie = 0.80;
   static constexpr double host_pageable_fraction_of_pinned = 0.40;
   static constexpr double host_memory_efficiency = 0.60;
@@ -85,7 +105,7 @@ struct Defaults {
 };
 
 inline double wave_efficiency(double m, double n, double batch, double tile_m, double tile_n, double sms) {
-  if (sms <= 0 || tile_m <= 0 || tile_n <= 0) return 1.0;
+  if (sms <= 0 || tile_m <= 0 || tile_n <= 0 || batch <= 1) return 1.0;
   const double tiles = std::ceil(m / tile_m) * std::ceil(n / tile_n) * std::max(1.0, batch);
   const double waves = std::ceil(tiles / sms);
   return waves > 0 ? tiles / (waves * sms) : 1.0;
@@ -93,10 +113,10 @@ inline double wave_efficiency(double m, double n, double batch, double tile_m, d
 
 inline double smallest_dim(double m, double n, double k) { return std::max(1.0, std::min({m, n, k})); }
 
-inline double gemm_efficiency(double m, double n, double k, double batch, double max_efficiency, double half_dim,
-                              double tile_m, double tile_n, double sms) {
+inline double gemm_efficiency(double m, double n, double k, double batch, double max_efficiency, double half_k,
+                              double half_mn, double tile_m, double tile_n, double sms) {
   return max_efficiency * wave_efficiency(m, n, batch, tile_m, tile_n, sms) /
-         (1.0 + half_dim / smallest_dim(m, n, k));
+         (1.0 + half_k / std::max(1.0, k) + half_mn / std::max(1.0, std::min(m, n)));
 }
 
 inline double attention_efficiency(double seq_kv, double max_efficiency, double half_seq) {

@@ -17,7 +17,11 @@
 //     forward; Q, K, V, O, dO, log-sum-exp read and dQ, dK, dV written backward (no s^2 matrix).
 //   Element-wise work (norms, activations, rotary, dropout, residual adds, permutations, loss):
 //     bytes of every tensor read and written; FLOPs are counted but these kernels are bound by
-//     memory bandwidth.
+//     memory bandwidth. PyTorch runs an element-wise op through a vectorized kernel only when
+//     every operand is contiguous, of one dtype and not broadcast; otherwise (a transposed view,
+//     a broadcast weight, an up-cast) its generic TensorIterator kernel computes each operand's
+//     offset per element and is bound by that arithmetic rather than by HBM: such ops are
+//     MemoryPath::STRIDED and carry the elements they produce.
 
 #include <cstdint>
 #include <string>
@@ -31,6 +35,7 @@ namespace clustersim::models {
 enum class OpKind { GEMM, ATTENTION, MEMORY };
 enum class Pass { FORWARD, BACKWARD, RECOMPUTE };
 enum class GemmRole { NONE, FPROP, DGRAD, WGRAD };
+enum class MemoryPath { VECTORIZED, STRIDED };
 
 struct GemmShape {
   std::int64_t m = 0;
@@ -62,6 +67,8 @@ struct KernelOp {
   GemmShape gemm;            // kind == GEMM
   AttentionShape attention;  // kind == ATTENTION
   int kernels = 1;           // kernel launches this op stands for
+  MemoryPath path = MemoryPath::VECTORIZED;  // kind == MEMORY
+  std::int64_t elements = 0;                 // STRIDED: elements produced (over all its kernels)
   Duration time;             // filled by ComputeModel::annotate
 };
 

@@ -1,6 +1,7 @@
 #include "models/layer_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace clustersim::models {
@@ -15,6 +16,21 @@ struct Entry {
   bool frozen_weight = false;    // GEMM: no wgrad (LoRA base weights)
   double backward_factor = 1.0;  // MEMORY: backward bytes / forward bytes (0: no backward kernel)
   bool recompute_selective = false;
+  std::vector<KernelOp> backward_ops{};  // MEMORY: the backward kernels when listed one by one (eager)
+};
+
+// Kernels of one eager PyTorch op (layer_ops.hpp, "hf_eager"), in units of the op's tensor of e
+// elements: bytes per element moved, strided elements per element, kernel launches. A group of
+// vectorized kernels and a group of strided ones (strided kernels are bound by their element
+// rate, so their elements add up; vectorized ones by bytes, which add up too).
+struct EagerKernels {
+  double vector_bytes = 0;   // x e
+  int vector_kernels = 0;
+  double strided_bytes = 0;  // x e
+  double strided_elements = 0;  // x e
+  int strided_kernels = 0;
+  double tiny_bytes = 0;     // absolute (per-row statistics)
+  int tiny_kernels = 0;
 };
 
 class Builder {
@@ -25,6 +41,7 @@ class Builder {
     gemm_dtype_ = t.precision;
     lora_ = t.fine_tuning == FineTuning::LORA;
     fused_ = l.framework() == Framework::MEGATRON;
+    eager_ = t.implementation == Implementation::HF_EAGER;
     T_ = l.tokens();
     Tsp_ = l.sp_tokens();
     tp_ = l.tp();
@@ -60,6 +77,52 @@ class Builder {
     op.flops = FlopCount::of(flops);
     op.kernels = kernels;
     entries.push_back({.op = op, .backward_factor = backward_factor});
+  }
+
+  KernelOp memory_op(const std::string& name, double bytes, int kernels, MemoryPath path, double elements) const {
+    KernelOp op;
+    op.name = name;
+    op.layer = layer_;
+    op.kind = OpKind::MEMORY;
+    op.dtype = t_.precision;
+    op.bytes = Bytes::from_double(bytes);
+    op.flops = FlopCount::of(elements > 0 ? elements : bytes / act_);
+    op.kernels = std::max(1, kernels);
+    op.path = path;
+    op.elements = static_cast<std::int64_t>(elements);
+    return op;
+  }
+
+  // The ops of one eager kernel group over a tensor of e elements, strided kernels first (the
+  // named vectorized op last, where the collectives of items_of attach in the forward).
+  std::vector<KernelOp> eager_ops(const std::string& name, double e, const EagerKernels& k, bool named_first) const {
+    std::vector<KernelOp> out;
+    if (k.strided_kernels > 0) {
+      out.push_back(memory_op(name + ".strided", k.strided_bytes * e, k.strided_kernels, MemoryPath::STRIDED,
+                              k.strided_elements * e));
+    }
+    if (k.vector_kernels + k.tiny_kernels > 0) {
+      out.push_back(memory_op(name, k.vector_bytes * e + k.tiny_bytes, k.vector_kernels + k.tiny_kernels,
+                              MemoryPath::VECTORIZED, 0));
+    }
+    if (named_first) std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // An eager op: forward kernels `f`, backward kernels `b`, over e elements.
+  void eager(const std::string& name, double e, const EagerKernels& f, const EagerKernels& b) {
+    auto fwd = eager_ops(name, e, f, false);
+    auto bwd = eager_ops(name, e, b, true);
+    for (std::size_t i = 0; i < fwd.size(); ++i) {
+      Entry en{.op = fwd[i]};
+      if (i + 1 == fwd.size()) {
+        en.backward_ops = bwd;
+        for (auto& o : en.backward_ops) o.pass = Pass::BACKWARD;
+      } else {
+        en.backward_factor = 0;  // the whole backward hangs on the last forward op of the group
+      }
+      entries.push_back(std::move(en));
+    }
   }
 
   void attention(std::int64_t heads, std::int64_t kv_heads, std::int64_t qk, std::int64_t v) {
@@ -135,11 +198,53 @@ class Builder {
     memory("lora." + name + ".add", 3.0 * T_ * b_out * act_, 2.0 * T_ * b_out, 2.0 / 3.0);
   }
 
-  void norm(const std::string& name, std::int64_t tokens, std::int64_t width) {
+  // `fanout`: consumers of the norm's output whose gradients autograd adds up (eager only).
+  void norm(const std::string& name, std::int64_t tokens, std::int64_t width, int fanout = 1) {
+    const double elems = static_cast<double>(tokens) * width;
+    if (eager_ && m_.norm == NormKind::RMS_NORM) {
+      eager(name, elems, eager_rms_norm_forward(static_cast<double>(tokens)),
+            eager_rms_norm_backward(static_cast<double>(tokens), fanout));
+      return;
+    }
     // Forward reads x and writes y; backward reads x and dy and writes dx (norm statistics are
     // recomputed or tiny). RMSNorm ~4 FLOP per element, LayerNorm ~8.
-    const double elems = static_cast<double>(tokens) * width;
     memory(name, 2 * elems * act_, (m_.norm == NormKind::RMS_NORM ? 4 : 8) * elems, 1.5);
+  }
+
+  // Hugging Face LlamaRMSNorm in eager mode, x bf16 of e elements in `rows` rows:
+  //   x32 = x.float() (strided: up-cast, 6 B/e) | x32.pow(2) (8) | .mean(-1) (4) | + eps, rsqrt
+  //   (per row) | x32 * rstd (strided: row broadcast, 8) | .to(bf16) (6) | weight * y (strided:
+  //   broadcast weight, 4).
+  static EagerKernels eager_rms_norm_forward(double rows) {
+    return {.vector_bytes = 8 + 4 + 6, .vector_kernels = 3, .strided_bytes = 6 + 8 + 4, .strided_elements = 3,
+            .strided_kernels = 3, .tiny_bytes = 2 * 8 * rows, .tiny_kernels = 2};
+  }
+  // Its autograd backward: dy * weight (strided 4) and dy * y for the weight gradient (6) with its
+  // sum over tokens (2); the up-cast's gradient (strided 6); d(x32 * rstd): g * rstd (strided 8),
+  // g * x32 (12) and its row sum (4); rsqrt, add and mean backward per row, the mean's expand
+  // (strided 4); pow backward 2 x32 (8) times g (12) after a copy (8); the two x32 gradients added
+  // (12); the down-cast back to bf16 (6); plus one add (6) per extra consumer of the output
+  // (q, k, v: two; gate, up: one).
+  static EagerKernels eager_rms_norm_backward(double rows, int fanout) {
+    const int adds = std::max(0, fanout - 1);
+    return {.vector_bytes = 6 + 2 + 12 + 4 + 8 + 8 + 12 + 12 + 6 + 6.0 * adds,
+            .vector_kernels = 9 + adds,
+            .strided_bytes = 4 + 6 + 8 + 4,
+            .strided_elements = 4,
+            .strided_kernels = 4,
+            .tiny_bytes = 3 * 8 * rows,
+            .tiny_kernels = 3};
+  }
+  // apply_rotary_pos_emb on q and k (transposed [b, h, s, d] views, so every kernel is strided):
+  // x * cos (4 B/e), -x2 (2 B/e over half), cat(-x2, x1) (4), * sin (4), + (6): five kernels per
+  // tensor. Backward: g * sin (4), -g (half, 2), zero-filled slices of the cat's gradient (fills
+  // 2, copies strided 4), + (6), g * cos (4), + (strided 6).
+  static EagerKernels eager_rotary_forward(int tensors) {
+    return {.strided_bytes = 20, .strided_elements = 4.5, .strided_kernels = 5 * tensors};
+  }
+  static EagerKernels eager_rotary_backward(int tensors) {
+    return {.vector_bytes = 2 + 6, .vector_kernels = 3 * tensors, .strided_bytes = 4 + 2 + 4 + 4 + 6,
+            .strided_elements = 4.5, .strided_kernels = 6 * tensors};
   }
 
   void residual(const std::string& name) {
@@ -200,6 +305,10 @@ class Builder {
           break;
         }
         case OpKind::MEMORY: {
+          if (!e.backward_ops.empty()) {
+            for (const auto& b : e.backward_ops) ops.backward.push_back(b);
+            break;
+          }
           if (e.backward_factor <= 0) break;
           KernelOp b = e.op;
           b.pass = Pass::BACKWARD;
@@ -250,6 +359,7 @@ class Builder {
   Precision gemm_dtype_ = Precision::BF16;
   bool lora_ = false;
   bool fused_ = false;
+  bool eager_ = false;
   std::int64_t T_ = 0, Tsp_ = 0, tp_ = 1;
 };
 
@@ -286,7 +396,11 @@ void add_attention(Builder& b, const TransformerConfig& m) {
   }
   if (m.position == PositionKind::ROTARY) {
     const double rot = static_cast<double>(T) * (m.q_width() + m.kv_width()) / b.tp_ * m.rotary_fraction;
-    b.memory("rotary", 2 * rot * b.act_, 3 * rot, 1.0);
+    if (b.eager_) {
+      b.eager("rotary", rot, Builder::eager_rotary_forward(2), Builder::eager_rotary_backward(2));
+    } else {
+      b.memory("rotary", 2 * rot * b.act_, 3 * rot, 1.0);
+    }
   }
   b.attention(m.num_heads, m.num_kv_heads, m.head_dim, m.head_dim);
   b.linear("attn_out", m.q_width(), h, false, false, {"o_proj"});
@@ -304,8 +418,15 @@ void add_mlp(Builder& b, const TransformerConfig& m, const std::string& prefix, 
       b.linear(prefix + "mlp_gate", h, f, true, false, {"gate_proj"});
       b.linear(prefix + "mlp_up", h, f, true, false, {"up_proj"});
     }
-    // silu(gate) * up: read two, write one; backward reads gate, up, dy and writes dgate, dup.
-    b.memory(prefix + "swiglu", 3 * tokens * cols * b.act_, 5 * tokens * cols, 5.0 / 3.0);
+    if (b.eager_) {
+      // act_fn(gate) * up in two kernels (silu: 4 B/e, product: 6); backward: g * up, g * silu
+      // (6 each) and silu's backward (6).
+      b.eager(prefix + "swiglu", tokens * cols, {.vector_bytes = 4 + 6, .vector_kernels = 2},
+              {.vector_bytes = 6 + 6 + 6, .vector_kernels = 3});
+    } else {
+      // silu(gate) * up: read two, write one; backward reads gate, up, dy and writes dgate, dup.
+      b.memory(prefix + "swiglu", 3 * tokens * cols * b.act_, 5 * tokens * cols, 5.0 / 3.0);
+    }
   } else {
     b.linear(prefix + "mlp_up", h, f, true, false, {"up_proj"});
     b.memory(prefix + (m.mlp == MlpKind::GELU ? "gelu" : "relu"), 2 * tokens * cols * b.act_, 8 * tokens * cols, 1.5);
@@ -357,10 +478,13 @@ LayerOpBuilder::LayerOpBuilder(const TransformerConfig& model, const ParallelLay
 LayerOps LayerOpBuilder::layer(std::int64_t layer) const {
   Builder b(model_, layout_, training_, layer);
   const std::int64_t h = model_.hidden_size;
-  b.norm("input_norm", b.Tsp_, h);
+  // Eager autograd adds the gradients of a norm's consumers: q, k, v (one fused qkv GEMM under
+  // MLA's q_a/kv_a too: two consumers) and gate, up.
+  const bool separate_qkv = !b.fused_ || b.lora_;
+  b.norm("input_norm", b.Tsp_, h, model_.attention == AttentionKind::MLA ? 2 : (separate_qkv ? 3 : 1));
   add_attention(b, model_);
   b.residual("attn_residual");
-  b.norm("post_attn_norm", b.Tsp_, h);
+  b.norm("post_attn_norm", b.Tsp_, h, model_.mlp == MlpKind::GATED_SILU && !model_.is_moe_layer(layer) ? 2 : 1);
   if (model_.is_moe_layer(layer)) {
     add_moe(b, model_);
   } else {
@@ -375,10 +499,26 @@ LayerOps LayerOpBuilder::embedding() const {
   const double elems = static_cast<double>(b.T_) * model_.hidden_size;
   const double out_elems = static_cast<double>(b.Tsp_) * model_.hidden_size;
   // Vocabulary-parallel lookup: read the rows of this rank's vocabulary range, write the output.
-  // Backward: scatter-add of the output gradient into the fp32 weight gradient (read-modify-write).
-  const double backward_bytes = elems * (b.act_ + 8);
+  // Backward: the output gradient summed into the rows of the weight gradient it touches
+  // (read-modify-write), into a dense gradient of the rank's whole vocabulary range that PyTorch
+  // zero-fills first (aten/src/ATen/native/cuda/Embedding.cu, embedding_dense_backward_cuda:
+  // A B per element of V/tp x h); Megatron's DDP hook then adds that dense gradient into the fp32
+  // main_grad (core_r0.8.0 megatron/core/distributed/distributed_data_parallel.py, param_hook:
+  // main_grad.add_(grad), read 4 + A, write 4).
+  const double table = std::ceil(static_cast<double>(model_.vocab_size) / b.tp_) * model_.hidden_size;
+  const bool megatron = layout_.framework() == Framework::MEGATRON;
+  const double backward_bytes = elems * (b.act_ + 8) + table * (b.act_ + (megatron ? 8.0 + b.act_ : 0.0));
   const double forward_bytes = elems * b.act_ + out_elems * b.act_;
-  b.memory("embedding", forward_bytes, 0, b.lora_ ? 0.0 : backward_bytes / forward_bytes);
+  b.memory("embedding", forward_bytes, 0, 1.0);
+  if (b.lora_) {
+    b.entries.back().backward_factor = 0;  // a frozen table has no gradient
+  } else {
+    // zero fill, the row sums, (Megatron) the main_grad add
+    KernelOp bwd = b.memory_op("embedding", backward_bytes, megatron ? 3 : 2, MemoryPath::VECTORIZED, 0);
+    bwd.pass = Pass::BACKWARD;
+    bwd.flops = FlopCount::of(0);
+    b.entries.back().backward_ops = {bwd};
+  }
   if (model_.position == PositionKind::LEARNED || model_.embedding_dropout > 0) {
     b.memory("embedding_add_dropout", 3 * out_elems * b.act_ + (model_.embedding_dropout > 0 ? out_elems : 0),
              2 * out_elems, 1.0);
@@ -393,10 +533,28 @@ LayerOps LayerOpBuilder::head() const {
   const std::int64_t vocab_cols = ceil_div(model_.vocab_size, b.tp_);
   b.gemm("lm_head", b.T_, vocab_cols, h, b.lora_, 1, Precision::BF16);
   const double logits = static_cast<double>(b.T_) * vocab_cols;
-  if (layout_.framework() == Framework::MEGATRON) {
-    // Vocab-parallel cross-entropy in fp32: read the logits, keep exp(logits) in fp32; backward
-    // reads it and writes the logit gradient.
-    b.memory("cross_entropy", logits * (b.act_ + 4), 5 * logits, 1.0, 3);
+  if (b.eager_) {
+    // Hugging Face ForCausalLMLoss in eager mode over N = T V logits: logits.float() (strided
+    // up-cast, 6 B), log_softmax over fp32 rows (a max/sum pass and a write pass: 16 B), nll per
+    // row; backward: the zero-filled fp32 gradient (4), nll's scatter, log_softmax backward (16),
+    // the down-cast to bf16 (6).
+    const double rows = static_cast<double>(b.T_);
+    b.eager("cross_entropy", logits,
+            {.vector_bytes = 16, .vector_kernels = 1, .strided_bytes = 6, .strided_elements = 1, .strided_kernels = 1,
+             .tiny_bytes = 12 * rows, .tiny_kernels = 1},
+            {.vector_bytes = 4 + 16 + 6, .vector_kernels = 3, .tiny_bytes = 12 * rows, .tiny_kernels = 1});
+  } else if (layout_.framework() == Framework::MEGATRON) {
+    // Megatron's vocabulary-parallel cross-entropy as PyTorch ops over N = T V/tp logits
+    // (core_r0.8.0 megatron/core/tensor_parallel/cross_entropy.py, unfused unless
+    // --cross-entropy-loss-fusion): logits.float() (2 + 4 B), the row max (4), the max subtracted
+    // in place (8), exp in place (8), the row sum (4), the division into the softmax in place (8):
+    // 34 + A B per logit in 6 kernels, plus a few per row (target mask, predicted logit, log, loss);
+    // backward: the target's entry of each row, the softmax times the loss gradient in place (8),
+    // and the cast back to the activation dtype for the LM head's backward (4 + A): 12 + A B in 2.
+    const double rows = static_cast<double>(b.T_);
+    b.eager("cross_entropy", logits, {.vector_bytes = 34.0 + b.act_, .vector_kernels = 6, .tiny_bytes = 24 * rows,
+                                      .tiny_kernels = 5},
+            {.vector_bytes = 12.0 + b.act_, .vector_kernels = 2, .tiny_bytes = 12 * rows, .tiny_kernels = 2});
   } else {
     // Hugging Face: logits.float() (read, write fp32), log_softmax (read, write fp32), nll;
     // backward: the log_softmax gradient in fp32 and its cast back.

@@ -30,6 +30,20 @@
 //              saves little memory)
 // The embedding (first stage) and the final norm, LM head and cross-entropy (last stage) are
 // separate lists.
+//
+// training.implementation "hf_eager" (Hugging Face transformers modules run eagerly by PyTorch,
+// as profiled on H200 with torch 2.11 / transformers 5.17): per eager op a group of vectorized
+// kernels (bytes at the HBM rate) and a group of strided ones (kernel_op.hpp MemoryPath::STRIDED:
+// elements at PyTorch's generic-kernel rate); e = elements of the op's tensor, B/e bytes each:
+//   RMSNorm      forward  8 kernels: up-cast (strided 6), pow (8), mean (4), + eps and rsqrt per
+//                         row, x * rstd (strided 8), down-cast (6), weight * y (strided 4)
+//                backward 16 kernels: strided 4 + 6 + 8 + 4, vectorized 70 (+ 6 per extra
+//                         consumer of the output whose gradient autograd adds: 2 for q, k, v)
+//   rotary       per q and k, 5 strided kernels forward (20 B/e, 4.5 e elements), 9 backward
+//   SwiGLU       silu (4) and the product (6); backward 3 kernels of 6
+//   loss         logits.float() (strided 6), log_softmax (16), nll; backward fill (4), log_softmax
+//                backward (16), down-cast (6); over T V logits
+// and the separate q, k, v and gate, up GEMMs of the PyTorch modules.
 
 #include <cstdint>
 #include <vector>

@@ -50,6 +50,8 @@ StageParams stage_parameters(const TransformerConfig& model, const ParallelLayou
   for (std::int64_t layer : l.layers_of_stage(stage)) {
     r.largest_layer = std::max(r.largest_layer, add(layer_parameter_tensors(model, layer, spec)));
   }
+  r.largest_block = r.largest_layer;
+  const double before_root = r.all();
   // The embedding and the head are gathered as units of their own (FSDP wraps them; ZeRO-3
   // fetches them as modules).
   if (l.stage_has_embedding(stage)) {
@@ -60,6 +62,7 @@ StageParams stage_parameters(const TransformerConfig& model, const ParallelLayou
     r.largest_layer =
         std::max(r.largest_layer, add(head_parameter_tensors(model, model.tied_embeddings && l.pp() > 1, lora)));
   }
+  r.root = r.all() - before_root;
   return r;
 }
 
@@ -86,7 +89,12 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const ParallelLayout& l
   if (ckpt == Checkpointing::FULL) return Bytes::from_double(hidden);
   const double mask = m.hidden_dropout > 0 ? Tsp * h : 0;
   const double lse = 4.0 * l.micro_batch() * (m.num_heads / tp) * (static_cast<double>(l.seq_len()) / l.cp());
-  double attn = 2 * hidden + mask;  // input_norm input, projection input
+  // Eager RMSNorm keeps its fp32 input copy, the normalized bf16 tensor (for the weight's
+  // gradient) and its output (the projections' input): 4 + 2 + 2 bytes per element, against the
+  // input and output of a fused norm.
+  const bool eager = t.implementation == Implementation::HF_EAGER && m.norm == NormKind::RMS_NORM;
+  const double norm_keep = eager ? Tsp * h * (4.0 + 2 * a) : 2 * hidden;
+  double attn = norm_keep + mask;  // input_norm (input and output | eager: fp32 input, normalized, output)
   if (m.attention == AttentionKind::MLA) {
     const MlaSpec& x = m.mla;
     const double heads = m.num_heads / tp;
@@ -108,8 +116,9 @@ Bytes layer_activation_bytes(const TransformerConfig& m, const ParallelLayout& l
       attn += lse;
     }
   }
-  const double inter = m.mlp == MlpKind::GATED_SILU ? 3 : 2;  // gate, up, act output | fc1 output, act output
-  double mlp = 2 * hidden + mask;                             // post_attn_norm input, MLP input
+  // gate, up, act output (eager: also the product, down_proj's input) | fc1 output, act output
+  const double inter = m.mlp == MlpKind::GATED_SILU ? (eager ? 4 : 3) : 2;
+  double mlp = norm_keep + mask;  // post_attn_norm as input_norm
   if (m.is_moe_layer(layer)) {
     const MoeSpec& e = m.moe;
     const double routed = T * e.experts_per_token;
@@ -228,10 +237,11 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
           grads = 4 * n_sharded;
           opt = moments * n_sharded;
           const double units = 1 + std::max(0, p.fsdp.prefetch_blocks);
-          const double gathered = p.fsdp.reshard_after_forward ? units * r.largest_layer : W;
+          const double gathered = p.fsdp.reshard_after_forward ? units * r.largest_block : W;
           d["buffers.fsdp_unsharded_params"] = 2 * std::min(gathered, W);
+          if (p.fsdp.reshard_after_forward) d["buffers.fsdp_root_unsharded"] = 2 * r.root;
           // One layer's unsharded gradients in bf16 and their fp32 copy for the reduce-scatter.
-          d["buffers.fsdp_unsharded_grads"] = (2 + 4) * r.largest_layer * (N > 0 ? N / W : 0);
+          d["buffers.fsdp_unsharded_grads"] = (2 + 4) * r.largest_block * (N > 0 ? N / W : 0);
           break;
         }
       }
@@ -266,11 +276,22 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
   if (l.stage_has_head(stage)) {
     const double vocab = std::ceil(static_cast<double>(m.vocab_size) / l.tp());
     const bool megatron = p.framework == Framework::MEGATRON;
-    const double logits = megatron ? 4 * T * vocab : (2 + 4 + 4) * T * vocab;
-    d["activations.head"] = (2 * Tsp * h * a + logits) * static_cast<double>(l.in_flight_micro_batches(stage));
-    // Megatron's cross-entropy backward writes the logit gradient into its saved buffer; Hugging
-    // Face allocates an fp32 gradient and a bf16 one.
-    if (!megatron) transient = std::max(transient, (4 + a) * T * vocab);
+    const bool eager = t.implementation == Implementation::HF_EAGER;
+    if (eager) {
+      // Hugging Face eager: the final norm as a layer's (fp32 input, normalized, output), the bf16
+      // logits (returned to the caller, alive through the backward) and log_softmax's fp32 output
+      // (its backward's input); the fp32 up-cast of the logits is freed once log_softmax has run.
+      // The loss backward then holds nll's fp32 gradient and log_softmax's fp32 gradient at once.
+      const double norm = m.norm == NormKind::RMS_NORM ? Tsp * h * (4.0 + 2 * a) : 2 * Tsp * h * a;
+      d["activations.head"] = (norm + (a + 4) * T * vocab) * static_cast<double>(l.in_flight_micro_batches(stage));
+      transient = std::max(transient, 8 * T * vocab);
+    } else {
+      const double logits = megatron ? 4 * T * vocab : (2 + 4 + 4) * T * vocab;
+      d["activations.head"] = (2 * Tsp * h * a + logits) * static_cast<double>(l.in_flight_micro_batches(stage));
+      // Megatron's cross-entropy backward writes the logit gradient into its saved buffer; Hugging
+      // Face allocates an fp32 gradient and a bf16 one.
+      if (!megatron) transient = std::max(transient, (4 + a) * T * vocab);
+    }
   }
   d["activations.transient"] = transient;
 
@@ -310,6 +331,19 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
   for (const auto& [k, v] : d) {
     if (k.rfind("activations.", 0) == 0) activations += v;
     if (k.rfind("buffers.", 0) == 0) buffers += v;
+  }
+  if (p.framework == Framework::PYTORCH && p.zero_stage == 3 && l.num_micro_batches() == 1) {
+    // Gradients grow as the backward frees activations: the peak is at one end or the other.
+    d["gradients.after_backward"] = grads;
+    d["activations.before_backward"] = activations;
+    if (grads >= activations) {
+      activations = 0;
+    } else {
+      // The start of the backward: no layer has produced its unsharded gradients yet.
+      grads = 0;
+      buffers -= d["buffers.fsdp_unsharded_grads"];
+      d["buffers.fsdp_unsharded_grads"] = 0;
+    }
   }
   const double allocator_held = weights + grads + opt + activations + (buffers - d["buffers.nccl"]);
   const double frag = ps.ratio("memory.allocator_fragmentation", 0.05,

@@ -41,8 +41,12 @@
 // bf16 logits, their fp32 copy and the fp32 log-softmax, 10 T V bytes).
 // Buffers: ZeRO-3 gathered parameters (the largest layer on this rank + stage3_prefetch_bucket_size,
 // at most stage3_max_live_parameters) and the reduce bucket (reduce_bucket_size, double-buffered
-// with overlap_comm in stages 1-2); FSDP2 unsharded parameters of (1 + prefetch) layers (all of them
-// without reshard_after_forward) and one layer's unsharded gradients; PyTorch DDP's gradient
+// with overlap_comm in stages 1-2); FSDP2 unsharded parameters of (1 + prefetch) decoder layers (all
+// of them without reshard_after_forward), the root module's parameters (embedding, final norm,
+// LM head: fully_shard never reshards the root after its forward) and one layer's unsharded
+// gradients; FSDP2 with one micro-batch per step frees the gradients (zero_grad set_to_none), so
+// its peak holds either every activation (the start of the backward) or every gradient shard (its
+// end): max(activations, gradients) enters the peak; PyTorch DDP's gradient
 // buckets (a copy of every gradient: gradient_as_bucket_view defaults to False); NCCL buffers
 // (communicators x channels x connections x per-connection buffers); the CUDA context; allocator
 // fragmentation as a share of everything the caching allocator holds.
@@ -99,6 +103,8 @@ struct StageParams {
   double dense_train = 0, expert_train = 0;  // trainable ones
   double persistent = 0;                     // in tensors below `persistence_threshold` elements
   double largest_layer = 0;                  // the largest layer, embedding or head (FSDP unit, ZeRO-3 gather)
+  double largest_block = 0;                  // the largest decoder layer
+  double root = 0;                           // embedding and head (FSDP2's root module)
   double all() const { return dense + expert; }
   double trainable() const { return dense_train + expert_train; }
   double frozen() const { return all() - trainable(); }

@@ -75,6 +75,10 @@ TrainingSpec read_training(ValueReader v) {
     if (auto p = o.maybe("attention")) {
       t.attention_kernel = p->as_choice({"flash", "unfused"}) == "unfused" ? AttentionKernel::UNFUSED : AttentionKernel::FLASH;
     }
+    if (auto p = o.maybe("implementation")) {
+      t.implementation =
+          p->as_choice({"fused", "hf_eager"}) == "hf_eager" ? Implementation::HF_EAGER : Implementation::FUSED;
+    }
     if (auto p = o.maybe("tokens")) t.tokens = p->as_number({.min = 0, .max = 1e18, .min_exclusive = true});
     if (auto ft = o.maybe("fine_tuning")) {
       ft->read_object([&](ObjectReader& f) {
@@ -450,6 +454,8 @@ std::string_view to_string(Checkpointing c) {
   }
   return "none";
 }
+
+std::string_view to_string(Implementation i) { return i == Implementation::HF_EAGER ? "hf_eager" : "fused"; }
 
 std::string_view to_string(P2pMode m) {
   switch (m) {

@@ -38,6 +38,12 @@ enum class FineTuning { FULL, LORA };
 // or the unfused sequence of Megatron-LM before 2022: batched QK^T GEMM, fused scale-mask-softmax,
 // dropout, batched PV GEMM, with the b x heads x s x s scores in HBM.
 enum class AttentionKernel { FLASH, UNFUSED };
+// Whose kernels run the layers outside the GEMMs and attention: fused kernels as Megatron-Core /
+// Transformer Engine and tuned PyTorch stacks run them (one kernel per norm, rotary, activation,
+// fused cross-entropy), or the Hugging Face transformers modules in PyTorch eager mode (RMSNorm
+// in fp32 in eight kernels, rotary on transposed views, SiLU and the product apart, logits cast
+// to fp32 before a full-vocabulary log-softmax); layer_ops.hpp lists both kernel by kernel.
+enum class Implementation { FUSED, HF_EAGER };
 
 struct LoraSpec {
   int rank = 16;
@@ -57,6 +63,7 @@ struct TrainingSpec {
   FineTuning fine_tuning = FineTuning::FULL;
   LoraSpec lora;
   AttentionKernel attention_kernel = AttentionKernel::FLASH;  // training.attention: "flash" | "unfused"
+  Implementation implementation = Implementation::FUSED;     // training.implementation: "fused" | "hf_eager"
 };
 
 enum class Framework { PYTORCH, MEGATRON, DEEPSPEED };
@@ -180,6 +187,7 @@ std::string_view to_string(Precision p);
 std::string_view to_string(Framework f);
 std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Checkpointing c);
+std::string_view to_string(Implementation i);
 std::string_view to_string(P2pMode m);
 // Bytes per element of a precision (fp8 = 1, bf16/fp16 = 2, fp32 = 4).
 int bytes_per_element(Precision p);

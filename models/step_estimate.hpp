@@ -42,6 +42,9 @@ struct MemorySummary {
   bool fits = true;
   Bytes shortfall;  // peak - usable when it does not fit, else 0
   Bytes host_bytes; // per node, for offloaded state
+  // What the framework's caching allocator hands out at the peak (torch.cuda.max_memory_allocated):
+  // the peak less the CUDA context, NCCL's buffers and the allocator's fragmentation.
+  Bytes allocated;
 };
 
 // One communication pattern of the step, summed over the step (for "which collective is the

@@ -220,6 +220,13 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
   e.memory.fits = true;
   for (const auto& st : plan.stages) e.memory.fits = e.memory.fits && st.memory.fits;
   e.memory.shortfall = m.shortfall;
+  {
+    double outside = 0;
+    for (const char* k : {"buffers.cuda_context", "buffers.nccl", "buffers.allocator_fragmentation"}) {
+      if (auto it = m.details.find(k); it != m.details.end()) outside += it->second.as_double();
+    }
+    e.memory.allocated = Bytes::from_double(std::max(0.0, m.peak.as_double() - outside));
+  }
   e.memory.host_bytes = Bytes::from_double(
       (m.host_optimizer_state.as_double() + m.host_gradients.as_double() + m.host_weights.as_double()) *
       s.cluster.gpus_per_node);

@@ -390,8 +390,8 @@ class StageBuilder {
                                         sp ? nc::CollectiveOp::REDUCE_SCATTER : nc::CollectiveOp::ALL_REDUCE, act)
                                  : -1;
     Duration norm_f, rest_f, norm_b, rest_b;
-    for (const auto& op : ops.forward) (op.name == "final_norm" ? norm_f : rest_f) += op.time;
-    for (const auto& op : ops.backward) (op.name == "final_norm" ? norm_b : rest_b) += op.time;
+    for (const auto& op : ops.forward) (starts_with(op.name, "final_norm") ? norm_f : rest_f) += op.time;
+    for (const auto& op : ops.backward) (starts_with(op.name, "final_norm") ? norm_b : rest_b) += op.time;
     p.forward.push_back(compute_item(norm_f, "fwd final_norm"));
     if (ag >= 0) p.forward.push_back(comm_item(ag, -1, st_.comms[ag].name));
     p.forward.push_back(compute_item(rest_f, "fwd lm_head+loss"));
@@ -555,6 +555,7 @@ class StageBuilder {
       case Framework::PYTORCH:
         if (par.zero_stage >= 2) {
           per_unit(par.zero_stage == 3 && par.fsdp.reshard_after_forward, false, true);
+          add_fsdp_copies();
         } else {
           st_.grad_sync = GradSync::LAST_MICRO_BATCH_OVERLAPPED;
           make_buckets(st_.grad_buckets, "DDP all-reduce", nc::CollectiveOp::ALL_REDUCE, bucket, false, true);
@@ -601,6 +602,59 @@ class StageBuilder {
     // The gradient norm for clipping: one small all-reduce across the data and model-parallel ranks.
     st_.grad_norm_comm = comm("gradient-norm all-reduce", WorkClass::DP_COMM, g_dp_, nc::CollectiveOp::ALL_REDUCE,
                               Bytes::of(4 * L_.pp()));
+  }
+
+  // FSDP2's copies on the compute stream (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py):
+  // after each all-gather, foreach_all_gather_copy_out splits the gathered flat buffer into the
+  // unit's parameters (split_with_sizes_copy: read and write every gathered byte) before the
+  // unit's forward, and again before its backward when it was resharded; after the unit's
+  // backward, foreach_reduce packs the unsharded gradients into the reduce-scatter input in the
+  // reduce dtype (torch._chunk_cat, which casts as it copies: a strided kernel over every gradient
+  // element) before the reduce-scatter starts. Both are kernels of the critical path.
+  void add_fsdp_copies() {
+    const TrainingSpec& t = in_.training.training();
+    const double gb = bytes_per_element(t.grad_reduce_dtype);
+    const double pb = t.precision == Precision::FP32 ? 4 : 2;
+    std::vector<bool> done(st_.passes.size(), false);
+    for (const UnitPlan& u : st_.units) {
+      if (u.pass < 0 || done[static_cast<std::size_t>(u.pass)]) continue;
+      done[static_cast<std::size_t>(u.pass)] = true;
+      UnitPass& p = st_.passes[static_cast<std::size_t>(u.pass)];
+      const double gathered = u.dense_params.as_double() + u.expert_params.as_double();
+      const double grad_elems = (u.dense_grads.as_double() + u.expert_grads.as_double()) / gb;
+      if (gathered > 0) {
+        KernelOp out;
+        out.name = "FSDP all-gather copy-out";
+        out.kind = OpKind::MEMORY;
+        out.bytes = Bytes::from_double(2 * gathered);
+        out.kernels = 2;  // the split sizes' host-to-device copy and the split copy
+        const Duration d = in_.compute.time(out);
+        insert_front(p.forward, compute_item(d, "fwd " + out.name));
+        p.forward_compute += d;
+        if (st_.gather_for_backward) {
+          insert_front(p.backward, compute_item(d, "bwd " + out.name));
+          p.backward_compute += d;
+        }
+      }
+      if (grad_elems > 0) {
+        KernelOp in;
+        in.name = "FSDP reduce-scatter copy-in";
+        in.kind = OpKind::MEMORY;
+        in.path = MemoryPath::STRIDED;
+        in.elements = static_cast<std::int64_t>(grad_elems);
+        in.bytes = Bytes::from_double(grad_elems * (pb + gb));
+        const Duration d = in_.compute.time(in);
+        p.backward.push_back(compute_item(d, "bwd " + in.name));
+        p.backward_compute += d;
+      }
+    }
+  }
+
+  static void insert_front(std::vector<PassItem>& items, PassItem it) {
+    for (auto& x : items) {
+      if (x.beside >= 0) ++x.beside;
+    }
+    items.insert(items.begin(), std::move(it));
   }
 
   void make_pipeline() {

@@ -1,8 +1,64 @@
 #include "models/training_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace clustersim::models {
+
+namespace {
+
+// Megatron's gradient buffer on one rank: the stage's trainable elements in the reduce dtype.
+struct GradBuffer {
+  double elements = 0;      // every trainable element of the stage on this rank
+  double grad_bytes = 4;    // bytes per gradient element
+  double dp = 1;            // data-parallel ranks the buffer is reduced over
+  double bucket_bytes = 1;  // the framework's gradient bucket
+  double updated = 0;       // elements this rank's optimizer updates
+  bool fp16 = false;
+};
+
+// Megatron's passes over its gradient buffer (TrainingModel::megatron_grad_buffer_time). The
+// caller counts the stage's parameters once: counting them walks every layer's tensors, the most
+// expensive part of a closed-form step.
+Duration grad_buffer_time(const GradBuffer& b, const ComputeModel& compute) {
+  // Megatron-Core's gradient buffer holds every trainable element of the rank's stage (the whole
+  // buffer, also under the distributed optimizer). core_r0.8.0 megatron/training/training.py
+  // train_step zeroes it first (zero_grad_buffer); megatron/core/distributed/
+  // param_and_grad_buffer.py start_grad_sync, before each bucket's data-parallel collective, takes
+  // the bucket's norm to check for NaN (check_for_nan_in_grad, on unless fp16 runs a dynamic loss
+  // scale) and scales it by 1 / dp (gradient_scaling_factor, unless average_in_collective).
+  // fp16's optimizer unscales the main gradients it updates (read, write) and checks them for inf.
+  const double g = b.grad_bytes;
+  const double buffer = b.elements;
+  if (buffer <= 0) return Duration();
+  const int buckets = static_cast<int>(std::ceil(buffer * g / b.bucket_bytes));
+  double bytes = g * buffer;  // zero_grad_buffer
+  int kernels = 1;
+  if (b.dp > 1) {
+    bytes += 2 * g * buffer;  // grad_data *= 1 / dp
+    kernels += buckets;
+  }
+  if (b.fp16) {
+    bytes += 8 * b.updated;  // unscale and inf check of the main gradients
+    kernels += 1;
+  } else {
+    bytes += g * buffer;  // the NaN check's norm
+    kernels += buckets;
+  }
+  return compute.memory_time(Bytes::from_double(bytes), kernels);
+}
+
+GradBuffer grad_buffer_of(const TrainingSpec& t, const ParallelLayout& l, Bytes bucket, const StageParams& p,
+                          double updated) {
+  return {.elements = p.trainable(),
+          .grad_bytes = static_cast<double>(bytes_per_element(t.grad_reduce_dtype)),
+          .dp = static_cast<double>(l.dense_shard_group()),
+          .bucket_bytes = std::max(1.0, bucket.as_double()),
+          .updated = updated,
+          .fp16 = t.precision == Precision::FP16};
+}
+
+}  // namespace
 
 TrainingModel::TrainingModel(TransformerConfig model, ParallelismSpec parallelism, TrainingSpec training,
                              std::string file)
@@ -60,7 +116,15 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
   if (master) per_element += 2;  // the 16-bit copy of the updated parameter
   per_element += g;              // gradient-norm pass for clipping
   s.gpu_time = compute.memory_time(Bytes::from_double(n * per_element), 2);
+  if (par.framework == Framework::MEGATRON) {
+    s.gpu_time += grad_buffer_time(grad_buffer_of(training_, layout_, gradient_bucket(), p, n), compute);
+  }
   return s;
+}
+
+Duration TrainingModel::megatron_grad_buffer_time(int stage, const ComputeModel& compute, double updated) const {
+  return grad_buffer_time(grad_buffer_of(training_, layout_, gradient_bucket(), stage_params(stage), updated),
+                          compute);
 }
 
 MemoryBreakdown TrainingModel::memory(int stage, const hardware::GpuSpec& gpu, hardware::ParameterSet& params,

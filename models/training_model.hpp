@@ -73,6 +73,11 @@ namespace clustersim::models {
 // (4 x 3 + g + 12 + 2 bytes, g the gradient bytes; without a master copy 4 x 3 + g + 12), plus the
 // gradient-norm pass (g). Offloaded (DeepSpeed offload_optimizer cpu): gradients go device-to-host
 // (g bytes per element), CPU Adam runs on the rank's cores, updated 16-bit parameters come back.
+// Megatron adds the passes over its gradient buffer of B elements (every trainable element of the
+// stage on this rank) that Megatron-Core makes every step: zeroing (g B), before each bucket's
+// collective the 1/dp scaling (2 g B, dp > 1) and the NaN-check norm (g B; fp16 instead unscales
+// the n updated main gradients, 8 n), one kernel each per bucket (TrainingModel::
+// megatron_grad_buffer_time).
 struct OptimizerStep {
   std::int64_t params = 0;  // elements this rank updates
   Duration gpu_time;        // fused optimizer kernels on the GPU (zero when offloaded)
@@ -114,6 +119,9 @@ class TrainingModel {
   // FLOPs of the whole step over all ranks, and one rank's share (total / world size).
   double step_flops(const StepFlopsOptions& options = {}) const { return models::step_flops(model_, training_, options); }
   double step_flops_per_rank(const StepFlopsOptions& options = {}) const;
+  // Megatron's passes over the gradient buffer in one step (the OptimizerStep comment); `updated`:
+  // the elements this rank's optimizer updates.
+  Duration megatron_grad_buffer_time(int stage, const ComputeModel& compute, double updated) const;
 
  private:
   TransformerConfig model_;

@@ -112,7 +112,8 @@ double median(std::vector<double> v) {
 
 std::vector<TrainingValidationSet> run_training_validation(const std::string& sets_json,
                                                            const std::function<std::string(const std::string&)>& read,
-                                                           const hardware::Catalog& catalog) {
+                                                           const hardware::Catalog& catalog,
+                                                           const std::string& hopper_calibration) {
   std::vector<TrainingValidationSet> out;
   StepSimulator simulator(catalog);
   for (const SetSpec& spec : read_sets(sets_json)) {
@@ -186,7 +187,10 @@ std::vector<TrainingValidationSet> run_training_validation(const std::string& se
       j["cluster"] = {{"system", spec.system}, {"nodes", gpus / spec.gpus_per_node}, {"gpus_per_node", spec.gpus_per_node}};
       j["calibration"] = "default";
       const std::string name = spec.file + " row " + key;
-      const Scenario sc = read_scenario(parse_json_text(j.dump(), name), ".");
+      Scenario sc = read_scenario(parse_json_text(j.dump(), name), ".");
+      if (!hopper_calibration.empty() && hardware::resolve_node(catalog, spec.system).gpu->architecture == "hopper") {
+        sc.calibration = hopper_calibration;
+      }
       TrainingValidationRow row;
       row.label = key + "B TP" + std::to_string(tp) + " PP" + std::to_string(pp) + " DP" + std::to_string(dp) + " (" +
                   std::to_string(gpus) + " GPUs)";
@@ -214,6 +218,62 @@ std::vector<TrainingValidationSet> run_training_validation(const std::string& se
   }
   (void)fmt;
   return out;
+}
+
+ProbeValidationSet run_probe_validation(const std::string& text, const hardware::Catalog& catalog,
+                                        const std::string& calibration) {
+  const std::string file = "training_fsdp2_probes.json";
+  const JsonDocument doc = parse_json_text(text, file);
+  ProbeValidationSet set;
+  struct Probe {
+    std::string label;
+    double step_s = 0, peak = 0;
+    nlohmann::json scenario;
+  };
+  std::vector<Probe> probes;
+  doc.root().read_object([&](ObjectReader& top) {
+    top.at("schema_version").as_int({.min = 1, .max = 1});
+    (void)top.maybe("note");
+    set.name = top.at("name").as_string();
+    set.description = top.at("description").as_string();
+    set.provenance = top.at("provenance").as_string();
+    for (const ValueReader& v : top.at("probes").as_array(1)) {
+      v.read_object([&](ObjectReader& o) {
+        Probe p;
+        p.label = o.at("label").as_string();
+        p.step_s = o.at("step_time_s").as_number({.min = 0, .max = 1e6, .min_exclusive = true});
+        p.peak = o.at("peak_allocated_bytes").as_number({.min = 0, .max = 1e15, .min_exclusive = true});
+        (void)o.maybe("step_times_s");
+        (void)o.maybe("measured");
+        p.scenario = o.at("scenario").raw();
+        probes.push_back(std::move(p));
+      });
+    }
+  });
+  StepSimulator simulator(catalog);
+  std::vector<double> step_errors, memory_errors;
+  for (const Probe& p : probes) {
+    Scenario sc = read_scenario(parse_json_text(p.scenario.dump(), file + " probe " + p.label), ".");
+    if (!calibration.empty()) sc.calibration = calibration;
+    ProbeValidationRow row;
+    row.label = p.label;
+    row.measured_step_s = p.step_s;
+    row.measured_peak_bytes = p.peak;
+    row.estimate = simulator.estimate(sc, Fidelity::EVENT);
+    row.fast_step_s = simulator.estimate(sc, Fidelity::FAST).step_time_s;
+    row.predicted_step_s = row.estimate.step_time_s;
+    row.step_error = row.predicted_step_s / p.step_s - 1;
+    row.predicted_peak_bytes = row.estimate.memory.allocated.as_double();
+    row.memory_error = row.predicted_peak_bytes / p.peak - 1;
+    step_errors.push_back(std::abs(row.step_error));
+    memory_errors.push_back(std::abs(row.memory_error));
+    set.rows.push_back(std::move(row));
+  }
+  set.median_step_error = median(step_errors);
+  set.worst_step_error = step_errors.empty() ? 0 : *std::max_element(step_errors.begin(), step_errors.end());
+  set.median_memory_error = median(memory_errors);
+  set.worst_memory_error = memory_errors.empty() ? 0 : *std::max_element(memory_errors.begin(), memory_errors.end());
+  return set;
 }
 
 std::map<std::string, TrainingThreshold> load_training_thresholds(const std::string& text, const std::string& file) {

@@ -52,9 +52,41 @@ struct TrainingThreshold {
 };
 
 // `sets_json`: the text of training_sets.json; `read` returns the text of a data file by name.
+// `hopper_calibration`: a profile path for the sets on Hopper GPUs ("" keeps each system's default).
 std::vector<TrainingValidationSet> run_training_validation(const std::string& sets_json,
                                                            const std::function<std::string(const std::string&)>& read,
-                                                           const hardware::Catalog& catalog);
+                                                           const hardware::Catalog& catalog,
+                                                           const std::string& hopper_calibration = "");
+
+// This project's own measured training steps (training_fsdp2_probes.json: PyTorch FSDP2 steps of
+// Hugging Face Llama models measured on the lent 4 x H200 machine), each row the scenario that
+// describes the probe exactly: the step time (EVENT and FAST) and the peak memory the allocator
+// handed out (MemorySummary::allocated) against torch.cuda.max_memory_allocated.
+//   step error = predicted / measured - 1;  memory error = predicted / measured - 1.
+struct ProbeValidationRow {
+  std::string label;
+  double measured_step_s = 0;
+  double predicted_step_s = 0;  // EVENT
+  double fast_step_s = 0;
+  double step_error = 0;
+  double measured_peak_bytes = 0;
+  double predicted_peak_bytes = 0;
+  double memory_error = 0;
+  StepEstimate estimate;
+};
+
+struct ProbeValidationSet {
+  std::string name;
+  std::string description;
+  std::string provenance;
+  std::vector<ProbeValidationRow> rows;
+  double median_step_error = 0, worst_step_error = 0;      // absolute
+  double median_memory_error = 0, worst_memory_error = 0;  // absolute
+};
+
+// `calibration`: a profile path for every row ("" keeps the scenario's "calibration").
+ProbeValidationSet run_probe_validation(const std::string& text, const hardware::Catalog& catalog,
+                                        const std::string& calibration = "");
 // training_thresholds.json: {"schema_version": 1, "sets": {"NAME": {"median_abs_error": 0.1, ...}}}.
 std::map<std::string, TrainingThreshold> load_training_thresholds(const std::string& text, const std::string& file);
 

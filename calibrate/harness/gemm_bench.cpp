@@ -21,22 +21,14 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/harness/cublas_checks.hpp"
 #include "calibrate/harness/cuda_checks.hpp"
 #include "calibrate/harness/gemm_check.hpp"
+#include "calibrate/harness/gemm_sustained_bench.hpp"
 #include "calibrate/harness/harness_json_writer.hpp"
 #include "calibrate/harness/random_fill.hpp"
 #include "calibrate/harness/transformer_shapes.hpp"
 #include "calibrate/harness/worker_context.hpp"
-
-#define CHECK_CUBLAS(expr)                                                                                      \
-  do {                                                                                                          \
-    const cublasStatus_t check_cublas_rc_ = (expr);                                                             \
-    if (check_cublas_rc_ != CUBLAS_STATUS_SUCCESS) {                                                            \
-      ::clustersim::harness::throw_check_failure("cuBLASLt", static_cast<long>(check_cublas_rc_),               \
-                                                 cublasLtGetStatusString(check_cublas_rc_), #expr, __FILE__, \
-                                                 __LINE__);                                                     \
-    }                                                                                                           \
-  } while (0)
 
 namespace clustersim::harness {
 
@@ -231,7 +223,10 @@ void run_gemm(WorkerContext& ctx) {
                 std::string(prop.name) + " has compute capability " + std::to_string(prop.major) + "." +
                     std::to_string(prop.minor) + "; fp8 matrix units need 8.9 or later");
   }
-  if (mine.empty()) return;
+  if (mine.empty()) {
+    run_gemm_sustained(ctx);
+    return;
+  }
 
   Pools pools;
   for (const auto& g : mine) {
@@ -302,6 +297,7 @@ void run_gemm(WorkerContext& ctx) {
       if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) throw;
     }
   }
+  run_gemm_sustained(ctx);
 }
 
 }  // namespace clustersim::harness

@@ -209,7 +209,8 @@ Point to point (every ordered GPU pair)
 GEMM (cuBLASLt, transformer-layer shapes)
   --gemm-models LIST [llama3-8b,llama3-70b]   --gemm-tp LIST [1,2,4,8]   --gemm-tokens LIST [1024,4096,16384]
   --gemm-dtypes LIST [bf16,fp8]   --gemm-passes LIST [fwd,dgrad,wgrad]   --gemm-square N [8192, 0 = none]
-  --gemm-iters N [20]
+  --gemm-iters N [20]   --gemm-sustained SECONDS [3, 0 = none]: the square bf16 product under a
+                             continuous load (alone, and between HBM passes) against the sweep's method
 
 Attention (cuDNN scaled dot-product attention, causal)
   --attn-models LIST [llama3-8b,llama3-70b]   --attn-tp LIST [1,8]   --attn-seqlens LIST [1024,4096,8192]
@@ -358,6 +359,8 @@ Options parse_options(int argc, char** argv) {
       o.gemm_square = parse_int(next(), a, 0, 65536);
     } else if (a == "--gemm-iters") {
       o.gemm_iters = int_opt(1, 100000);
+    } else if (a == "--gemm-sustained") {
+      o.gemm_sustained_s = static_cast<double>(parse_int(next(), a, 0, 60));
     } else if (a == "--attn-models") {
       o.attn_models = choices(next(), a, kModels);
     } else if (a == "--attn-tp") {

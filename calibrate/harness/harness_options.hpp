@@ -80,6 +80,7 @@ struct Options {
   std::vector<std::string> gemm_passes{"fwd", "dgrad", "wgrad"};
   std::int64_t gemm_square = 8192;
   int gemm_iters = 20;
+  double gemm_sustained_s = 3;  // gemm_sustained_bench.hpp; 0: not run
 
   // Attention.
   std::vector<std::string> attn_models{"llama3-8b", "llama3-70b"};

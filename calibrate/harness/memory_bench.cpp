@@ -7,6 +7,14 @@
 // repeats of back-to-back launches (about 20 ms each) timed with CUDA events; the median repeat.
 // bandwidth = bytes moved (reads plus writes) / time. Copies, writes and the elementwise kernel
 // are checked at sampled elements.
+//
+// The fixed time of a kernel ("launch_gap" entries): 512 empty kernels back to back on one stream,
+// each incrementing one word (so each follows the one before), queued behind a kernel that holds
+// the stream for 20 ms: the GPU finds them all queued, as it finds a training step's kernels when
+// the host runs ahead, and the time per kernel is launch, ramp and retirement with nothing to do.
+// Two grids: one block of 32 threads, and 8 blocks of 256 threads per multiprocessor (the grid of
+// the streaming kernels above). Three repeats, the median; queue_full says the host had queued
+// all 512 before the holding kernel ended (otherwise the host's launch rate was measured).
 
 #include <algorithm>
 #include <cmath>
@@ -67,6 +75,58 @@ bool check_samples(const Kernel& k, const char* dst, const char* a, const char* 
   return true;
 }
 
+constexpr int kGapKernels = 512;
+constexpr std::uint64_t kHoldNs = 20'000'000;
+
+void measure_launch_gap(WorkerContext& ctx, const cudaDeviceProp& prop, std::uint32_t* word, cudaStream_t stream,
+                        cudaEvent_t start, cudaEvent_t stop) {
+  struct Grid {
+    const char* op;
+    unsigned blocks, threads;
+  };
+  const Grid grids[] = {{"one_block", 1, 32},
+                        {"full_grid", static_cast<unsigned>(prop.multiProcessorCount) * 8, 256}};
+  for (const Grid& g : grids) {
+    const std::string test = std::string("launch_gap ") + g.op;
+    try {
+      for (int i = 0; i < 64; ++i) launch_empty_kernel(word, g.blocks, g.threads, stream);
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      std::vector<double> per_kernel;
+      bool queue_full = true;
+      for (int rep = 0; rep < 3; ++rep) {
+        launch_hold_kernel(kHoldNs, stream);
+        const double t0 = now_unix();
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        for (int i = 0; i < kGapKernels; ++i) launch_empty_kernel(word, g.blocks, g.threads, stream);
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        // Queued in well under the holding time: the GPU saw a full queue.
+        if (now_unix() - t0 > 0.5 * static_cast<double>(kHoldNs) * 1e-9) queue_full = false;
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        per_kernel.push_back(ms * 1e3 / kGapKernels);
+      }
+      std::sort(per_kernel.begin(), per_kernel.end());
+      JsonWriter w;
+      w.begin_object()
+          .field("kernel", "launch_gap")
+          .field("op", g.op)
+          .field("kernels", kGapKernels)
+          .field("blocks", static_cast<int>(g.blocks))
+          .field("threads", static_cast<int>(g.threads))
+          .field("time_us", per_kernel[1])
+          .field("queue_full", queue_full)
+          .field("gpu", ctx.device)
+          .field("gpu_name", prop.name)
+          .end_object();
+      ctx.sink.add(Section::MEMORY, w.take());
+    } catch (const HarnessError& e) {
+      ctx.failure(test, "failed", e.what());
+      if (cudaDeviceSynchronize() != cudaSuccess) throw;
+    }
+  }
+}
+
 }  // namespace
 
 void run_memory(WorkerContext& ctx) {
@@ -125,6 +185,8 @@ void run_memory(WorkerContext& ctx) {
 
   // Enough resident blocks to cover every multiprocessor several times.
   const unsigned blocks = static_cast<unsigned>(prop.multiProcessorCount) * 8;
+
+  measure_launch_gap(ctx, prop, sink, stream, start, stop);
 
   for (const auto& k : kKernels) {
     for (const std::size_t size : sizes) {

@@ -69,7 +69,33 @@ __global__ void triad_kernel(float4* __restrict__ c, const float4* __restrict__ 
   }
 }
 
+__global__ void empty_kernel(std::uint32_t* word) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *word += 1u;
+}
+
+__device__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void hold_kernel(std::uint64_t ns) {
+  const std::uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
+}
+
 }  // namespace
+
+void launch_empty_kernel(std::uint32_t* word, unsigned blocks, unsigned threads, cudaStream_t stream) {
+  empty_kernel<<<blocks, threads, 0, stream>>>(word);
+  CHECK_LAUNCH();
+}
+
+void launch_hold_kernel(std::uint64_t nanoseconds, cudaStream_t stream) {
+  hold_kernel<<<1, 1, 0, stream>>>(nanoseconds);
+  CHECK_LAUNCH();
+}
 
 void launch_memory_kernel(MemoryKernel kind, void* dst, const void* src_a, const void* src_b, std::size_t bytes,
                           unsigned blocks, std::uint32_t* sink, cudaStream_t stream) {

@@ -6,6 +6,11 @@
 //   write:       dst = f(index)                  bytes moved = S
 //   elementwise: c = a + s b (float, "triad")   bytes moved = 3 S
 // S is the buffer size in bytes, a multiple of 64.
+//
+// For the fixed time of a kernel (the launch-gap test): an empty kernel whose first thread
+// increments one word (each launch depends on the one before through stream order), and a kernel
+// that holds the stream for a given time (reading the GPU's global nanosecond timer) while the host
+// queues the empty launches behind it, so the GPU finds them all queued.
 
 #include <cuda_runtime.h>
 
@@ -20,5 +25,8 @@ enum class MemoryKernel { COPY, READ, WRITE, ELEMENTWISE };
 // a magic number, which keeps the compiler from dropping the loads.
 void launch_memory_kernel(MemoryKernel kind, void* dst, const void* src_a, const void* src_b, std::size_t bytes,
                           unsigned blocks, std::uint32_t* sink, cudaStream_t stream);
+
+void launch_empty_kernel(std::uint32_t* word, unsigned blocks, unsigned threads, cudaStream_t stream);
+void launch_hold_kernel(std::uint64_t nanoseconds, cudaStream_t stream);
 
 }  // namespace clustersim::harness

@@ -219,6 +219,13 @@ std::optional<unsigned> Nvml::sm_clock_mhz(Device d) const {
   return v;
 }
 
+std::optional<unsigned> Nvml::power_usage_mw(Device d) const {
+  auto f = sym<int (*)(Device, unsigned*)>("nvmlDeviceGetPowerUsage");
+  unsigned v = 0;
+  if (!ok_ || f == nullptr || f(d, &v) != kSuccess) return std::nullopt;
+  return v;
+}
+
 std::optional<unsigned> Nvml::power_limit_mw(Device d) const {
   auto f = sym<int (*)(Device, unsigned*)>("nvmlDeviceGetEnforcedPowerLimit");
   unsigned v = 0;

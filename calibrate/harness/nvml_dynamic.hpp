@@ -60,6 +60,8 @@ class Nvml {
   std::optional<unsigned> max_sm_clock_mhz(Device d) const;
   std::optional<unsigned> sm_clock_mhz(Device d) const;
   std::optional<unsigned> power_limit_mw(Device d) const;
+  // nvmlDeviceGetPowerUsage: the board's draw now, mW.
+  std::optional<unsigned> power_usage_mw(Device d) const;
   std::optional<std::string> error_string(int code) const;
 
  private:

@@ -24,7 +24,8 @@ const hardware::GpuSpec& h100() {
 // The truth the synthetic measurements come from.
 struct Truth {
   double e_mem = 0.88, t0 = 3e-6;
-  double gemm_e = 0.82, gemm_half = 90;
+  double gemm_e = 0.82, gemm_half_k = 90, gemm_half_mn = 40;
+  double strided = 1.0 / 180;
   double fwd_e = 0.60, fwd_half = 300, bwd_e = 0.48, bwd_half = 200;
   double h2d = 52e9, d2h = 48e9, latency = 8e-6, concurrent_per_gpu = 40e9;
   double adam_core = 2.5e8, adam_node = 8e9;
@@ -40,7 +41,7 @@ nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
   for (int m : {1024, 2048, 4096, 8192, 16384}) {
     for (int n : {256, 512, 1024, 4096, 14336}) {
       for (int k : {1024, 4096, 8192}) {
-        const double eff = cp::gemm_efficiency(m, n, k, 1, t.gemm_e, t.gemm_half, 128, 128, sms);
+        const double eff = cp::gemm_efficiency(m, n, k, 1, t.gemm_e, t.gemm_half_k, t.gemm_half_mn, 128, 128, sms);
         const double flops = 2.0 * m * n * k;
         const double bytes = (1.0 * m * k + 1.0 * k * n + 1.0 * m * n) * 2;
         const double time = t.t0 + std::max(flops / (P * eff), bytes / (BW * t.e_mem));
@@ -71,6 +72,14 @@ nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
       r["memory"].push_back({{"kernel", kernel}, {"bytes_moved", b}, {"time_us", jitter(time) * 1e6},
                              {"bandwidth_GBps", b / time / 1e9}});
     }
+  }
+  // PyTorch's non-vectorized kernels, 4 B moved per element (a bf16 op reading and writing): bound
+  // by N / (P_fp32 r), 2.7 ps per element against 1.4 ps at the HBM rate.
+  const double p32 = 66.9e12;
+  for (double n = 1 << 24; n <= 1 << 28; n *= 2) {
+    const double time = t.t0 + std::max(4 * n / (BW * t.e_mem), n / (p32 * t.strided));
+    r["memory"].push_back({{"kernel", "strided"}, {"op", "mul_transposed"}, {"elements", n}, {"bytes_moved", 4 * n},
+                           {"time_us", jitter(time) * 1e6}});
   }
   r["host"] = nlohmann::json::array();
   for (bool h2d : {true, false}) {
@@ -113,7 +122,9 @@ TEST_CASE("the compute fitter recovers known parameters from noisy measurements"
   CHECK(find(ps, "compute.memory.efficiency").value == Approx(t.e_mem).epsilon(0.02));
   CHECK(find(ps, "compute.kernel_overhead").value == Approx(t.t0).epsilon(0.35));
   CHECK(find(ps, "compute.gemm.bf16.max_efficiency").value == Approx(t.gemm_e).epsilon(0.02));
-  CHECK(find(ps, "compute.gemm.bf16.half_dim").value == Approx(t.gemm_half).epsilon(0.1));
+  CHECK(find(ps, "compute.gemm.bf16.half_k").value == Approx(t.gemm_half_k).epsilon(0.1));
+  CHECK(find(ps, "compute.gemm.bf16.half_mn").value == Approx(t.gemm_half_mn).epsilon(0.15));
+  CHECK(find(ps, "compute.memory.strided_elements_per_flop").value == Approx(t.strided).epsilon(0.03));
   CHECK(find(ps, "compute.attention.fwd.max_efficiency").value == Approx(t.fwd_e).epsilon(0.02));
   CHECK(find(ps, "compute.attention.fwd.half_seq").value == Approx(t.fwd_half).epsilon(0.1));
   CHECK(find(ps, "compute.attention.bwd.max_efficiency").value == Approx(t.bwd_e).epsilon(0.02));
@@ -147,6 +158,41 @@ TEST_CASE("the compute fitter recovers known parameters from noisy measurements"
   const models::ComputeModel cm(h100(), set);
   CHECK(set.used().at("compute.gemm.bf16.max_efficiency").calibrated);
   CHECK(cm.memory_bandwidth().bytes_per_second() == Approx(3.35e12 * t.e_mem).epsilon(0.02));
+}
+
+TEST_CASE("the launch gap sets the kernel overhead; the continuous-load product the sustained ratio",
+          "[unit][models][fit]") {
+  const Truth t;
+  auto results = synthetic(t, 0.01, 5);
+  // The harness's launch-gap test: empty full-grid kernels at t0 each (a one-block entry beside it,
+  // and a full-grid one whose host could not keep the queue full: both ignored).
+  results["memory"].push_back({{"kernel", "launch_gap"}, {"op", "full_grid"}, {"kernels", 512}, {"blocks", 1056},
+                               {"threads", 256}, {"time_us", t.t0 * 1e6}, {"queue_full", true}});
+  results["memory"].push_back({{"kernel", "launch_gap"}, {"op", "one_block"}, {"kernels", 512}, {"blocks", 1},
+                               {"threads", 32}, {"time_us", 0.5 * t.t0 * 1e6}, {"queue_full", true}});
+  results["memory"].push_back({{"kernel", "launch_gap"}, {"op", "full_grid"}, {"kernels", 512}, {"blocks", 1056},
+                               {"threads", 256}, {"time_us", 4 * t.t0 * 1e6}, {"queue_full", false}});
+  // The continuous-load test: 8192^3 at 0.93 of the truth's curve between HBM passes ("mixed"),
+  // 0.90 back to back ("sustained"), faster in a burst: mixed is the one used.
+  const double P = 989.4e12, f = 2.0 * 8192 * 8192 * 8192;
+  const double busy = f / (P * cp::gemm_efficiency(8192, 8192, 8192, 1, t.gemm_e, t.gemm_half_k, t.gemm_half_mn, 128,
+                                                     128, 132));
+  for (const auto& [phase, r] : {std::pair{"burst", 1.1}, std::pair{"sustained", 0.90}, std::pair{"mixed", 0.93}}) {
+    results["gemm"].push_back({{"name", "sustained"}, {"phase", phase}, {"dtype", "bf16"}, {"m", 8192}, {"n", 8192},
+                               {"k", 8192}, {"transa", "T"}, {"transb", "N"}, {"time_us", (t.t0 + busy / r) * 1e6},
+                               {"launches", 100}, {"busy_ms", 2000.0}, {"gemm_share", 0.7}, {"sm_clock_MHz", 1545},
+                               {"power_W", 695.0}});
+  }
+  calibrate::ComputeFitReport report;
+  const auto ps = calibrate::fit_compute_parameters(results, h100(), report);
+  // t0 is the full-grid entry with a full queue, exactly (the memory fit keeps it).
+  CHECK(find(ps, "compute.kernel_overhead").value == Approx(t.t0).epsilon(1e-3));
+  CHECK(find(ps, "compute.memory.efficiency").value == Approx(t.e_mem).epsilon(0.02));
+  // The ratio against the fitted curve (within its ~1% error of the truth at this shape).
+  CHECK(find(ps, "compute.sustained_ratio").value == Approx(0.93).epsilon(0.02));
+  // The sustained entries are not shape points: the curve is the truth's.
+  CHECK(find(ps, "compute.gemm.bf16.max_efficiency").value == Approx(t.gemm_e).epsilon(0.02));
+  CHECK_THAT(report.to_text(), Catch::Contains("compute.sustained_ratio"));
 }
 
 TEST_CASE("the compute fitter resists outliers", "[unit][models][fit]") {

@@ -113,13 +113,17 @@ TEST_CASE("ZeRO stages and FSDP shard what they shard", "[unit][models]") {
   CHECK(ddp.gradients.as_double() == Approx(4 * kLlama8b));
   CHECK(ddp.optimizer_state.as_double() == Approx(8 * kLlama8b));
   CHECK(ddp.details.at("buffers.ddp_buckets").as_double() == Approx(4 * kLlama8b));
-  // FSDP2 (zero_stage 3): all sharded; two units unsharded in bf16 (the current and one prefetched),
-  // the largest unit being the LM head with the final norm: 128256 x 4096 + 4096 = 525,340,672.
+  // FSDP2 (zero_stage 3): all sharded; two decoder layers unsharded in bf16 (the current and one
+  // prefetched): q, o 4096^2 each, k, v 4096 x 1024 each, gate, up, down 4096 x 14336 each, two
+  // norms of 4096: 33,554,432 + 8,388,608 + 176,160,768 + 8192 = 218,112,000 parameters.
   auto fp = layout(Framework::PYTORCH, 8);
   fp.zero_stage = 3;
   const auto fsdp = TrainingModel(llama, fp, training(2048, 1, 8)).memory(0, gpu, ps);
   CHECK(fsdp.weights.as_double() == Approx(4 * kLlama8b / 8));
-  CHECK(fsdp.details.at("buffers.fsdp_unsharded_params").as_double() == Approx(2 * 2 * 525'340'672.0));
+  CHECK(fsdp.details.at("buffers.fsdp_unsharded_params").as_double() == Approx(2 * 2 * 218'112'000.0));
+  // The root module (embedding, final norm, LM head) stays unsharded after its forward:
+  // 2 x 128256 x 4096 + 4096 = 1,050,677,248 parameters in bf16.
+  CHECK(fsdp.details.at("buffers.fsdp_root_unsharded").as_double() == Approx(2 * 1'050'677'248.0));
 }
 
 TEST_CASE("DeepSpeed auto knobs resolve as the Hugging Face trainer fills them", "[unit][models]") {
