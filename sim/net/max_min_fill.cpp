@@ -16,6 +16,8 @@ namespace clustersim::sim {
 
 namespace {
 constexpr std::uint32_t NO_HOP = UINT32_MAX;
+// Refills of a solve that couple through bottleneck links only (find_violations).
+constexpr std::uint32_t RESTRICTED_ROUNDS = 8;
 }  // namespace
 
 using max_min_detail::for_each_bit;
@@ -34,16 +36,18 @@ std::uint32_t MaxMinSolver::fill_link(LinkId l) {
                                  .visit = 0,
                                  .n = 0,
                                  .in_a = 0,
+                                 .a_total = 0,
+                                 .a_old_bottlenecked = 0,
                                  .a_bottlenecked = 0,
                                  .head = NO_HOP,
+                                 .a_head = NO_HOP,
                                  .slot = 0,
-                                 .part_begin = 0,
-                                 .part_mask = 0,
                                  .capacity = k.capacity,
                                  .load = k.load,
                                  .rem = 0,
                                  .capsum = 0,
                                  .fill_level = NO_CAP,
+                                 .level = NO_CAP,
                                  .a_max_rate = 0});
   return number;
 }
@@ -53,9 +57,20 @@ void MaxMinSolver::gather(std::uint32_t x) {
   Flow& f = flows_[x];
   if (f.in_set == epoch_) return;
   f.in_set = epoch_;
+  const auto i = static_cast<std::uint32_t>(fill_flows_.size());
+  f.fill_index = i;
   const auto begin = static_cast<std::uint32_t>(fill_links_of_.size());
   const Hop* hops = hops_.at(f.hop_begin);
-  for_each_bit(f.hot_mask, [&](std::uint32_t h) { fill_links_of_.push_back(fill_link(hops[h].link)); });
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+    const LinkId l = hops[h].link;
+    const std::uint32_t j = fill_link(l);
+    fill_links_of_.push_back(j);
+    FillLink& k = fill_links_[j];
+    ++k.a_total;
+    if (f.bottleneck == l) ++k.a_old_bottlenecked;
+    a_hops_.push_back(FillHop{i, k.a_head});
+    k.a_head = static_cast<std::uint32_t>(a_hops_.size() - 1);
+  });
   fill_flows_.push_back(FillFlow{.id = x,
                                  .links_begin = begin,
                                  .link_count = static_cast<std::uint32_t>(fill_links_of_.size()) - begin,
@@ -133,7 +148,6 @@ bool MaxMinSolver::small_fill() {
         s.link_id[links] = k.id;
         s.link[links] = numbers[h];
         s.n[links] = 0;
-        s.a_bottlenecked[links] = 0;
         ++links;
       }
       const std::uint32_t slot = k.slot;
@@ -143,7 +157,6 @@ bool MaxMinSolver::small_fill() {
       s.rem[slot] += f.rate;
       s.capsum[slot] += f.cap;
       ++s.n[slot];
-      if (f.bottleneck == k.id) ++s.a_bottlenecked[slot];
     }
     s.flow_links[p] = mine;
     if (f.cap != NO_CAP) {
@@ -211,8 +224,6 @@ bool MaxMinSolver::small_fill() {
     f.new_rate = s.new_rate[p];
     f.new_bottleneck = s.new_bottleneck[p];
   }
-  const auto part_begin = static_cast<std::uint32_t>(fill_parts_.size());
-  fill_parts_.insert(fill_parts_.end(), part_.begin(), part_.end());
   filled_.resize(links);
   for (std::uint32_t slot = 0; slot < links; ++slot) {
     FillLink& k = fill_links_[s.link[slot]];
@@ -222,16 +233,18 @@ bool MaxMinSolver::small_fill() {
     k.a_max_rate = s.a_max_rate[slot];
     k.n = 0;
     k.in_a = s.in_a[slot];
-    k.a_bottlenecked = s.a_bottlenecked[slot];
     k.head = NO_HOP;
-    k.part_begin = part_begin;
-    k.part_mask = s.link_flows[slot];
     filled_[slot] = s.link[slot];
   }
   return true;
 }
 
 void MaxMinSolver::fill() {
+  // The part's flows filled before leave the count of A's flows bottlenecked outside the part.
+  for (const std::uint32_t i : part_) {
+    const FillFlow& f = fill_flows_[i];
+    if (f.frozen != 0 && f.new_bottleneck < links_.size()) --fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
+  }
   ++fill_epoch_;
   ++counters_.fills;
   counters_.flows_solved += part_.size();
@@ -255,9 +268,7 @@ void MaxMinSolver::fill() {
         k.a_max_rate = 0;
         k.n = 0;
         k.in_a = 0;
-        k.a_bottlenecked = 0;
         k.head = NO_HOP;
-        k.part_mask = 0;
       }
       fill_hops_.push_back(FillHop{i, k.head});
       k.head = static_cast<std::uint32_t>(fill_hops_.size() - 1);
@@ -266,7 +277,6 @@ void MaxMinSolver::fill() {
       k.capsum += f.cap;
       ++k.n;
       ++k.in_a;
-      if (f.bottleneck == k.id) ++k.a_bottlenecked;
     }
   }
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
@@ -371,47 +381,74 @@ void MaxMinSolver::fill() {
 bool MaxMinSolver::find_violations() {
   violators_.clear();
   for (const std::uint32_t j : filled_) {
-    const FillLink& k = fill_links_[j];
+    FillLink& k = fill_links_[j];
     const LinkState& g = links_[k.id];
+    k.load = k.capacity - k.rem;  // what the next fill that takes it in starts from
     const bool froze = k.fill_level != NO_CAP;
-    const bool outsiders_bottlenecked = g.bottlenecked != k.a_bottlenecked;
-    if (!froze && !outsiders_bottlenecked) continue;
-    if (g.flows == k.in_a) continue;  // no outsider on the link
-    const LinkMember* m = members_of(g);
-    // V1: the link froze flows of A at fill_level; faster outsiders must come down to it. No flow
-    // on a link with flows bottlenecked on it runs faster than its level (each solve leaves it so,
-    // within the tolerance): when the link froze A at or above that level, there is none to find.
-    if (froze && !(g.bottlenecked > 0 && k.fill_level >= g.level)) {
-      const double limit = k.fill_level * (1 + TOLERANCE);
-      for (std::uint32_t i = 0; i < g.flows; ++i) {
-        const Flow& f = flows_[m[i].flow];
-        if (f.in_set != epoch_ && f.rate > limit) violators_.push_back(m[i].flow);
-      }
-    }
-    // V2, V3: outsiders bottlenecked on the link lose their bottleneck when it has room left, or
-    // when a flow of A overtakes them on it.
-    if (!outsiders_bottlenecked) continue;
+    if (froze) k.level = k.fill_level;
+    if (g.flows == k.in_a) continue;  // every flow on the link is in the part
+    // The flows outside the part bottlenecked here: outsiders (as committed) and flows of A filled
+    // before (as their last fill left them).
+    const std::uint32_t outsiders_bottlenecked = g.bottlenecked - k.a_old_bottlenecked;
+    const std::uint32_t bottlenecked = outsiders_bottlenecked + k.a_bottlenecked;
+    if (!froze && bottlenecked == 0) continue;
+    // V1: the link froze flows of the part at fill_level; faster flows must come down to it. No
+    // outsider on a link with outsiders bottlenecked on it runs faster than its level (each solve
+    // leaves it so, within the tolerance): when the link froze the part at or above that level and
+    // holds no other flow of A, there is none to find.
+    const bool insiders = k.a_total != k.in_a;
+    const bool v1 = froze && (insiders || !(outsiders_bottlenecked > 0 && k.fill_level >= g.level));
+    // V2, V3: flows bottlenecked on the link lose their bottleneck when it has room left, or when a
+    // flow of the part overtakes them on it.
     const bool has_room = k.capacity - k.rem < threshold(g);
-    const bool overtaken = k.a_max_rate > g.level * (1 + TOLERANCE);
-    if (has_room || overtaken) {
-      for (std::uint32_t i = 0; i < g.flows; ++i) {
-        const Flow& f = flows_[m[i].flow];
-        if (f.in_set != epoch_ && f.bottleneck == k.id) violators_.push_back(m[i].flow);
+    const bool v23 = bottlenecked > 0 && (has_room || k.a_bottlenecked > 0 || k.a_max_rate > g.level * (1 + TOLERANCE));
+    if (!v1 && !v23) continue;
+    const double v1_limit = k.fill_level * (1 + TOLERANCE);
+    const LinkMember* m = members_of(g);
+    for (std::uint32_t i = 0; i < g.flows; ++i) {
+      const std::uint32_t x = m[i].flow;
+      const Flow& f = flows_[x];
+      double rate = f.rate;
+      std::uint32_t bottleneck = f.bottleneck;
+      if (f.in_set == epoch_) {
+        const FillFlow& a = fill_flows_[f.fill_index];
+        if (a.part == part_epoch_) continue;
+        rate = a.new_rate;
+        bottleneck = a.new_bottleneck;
+      }
+      if ((v1 && rate > v1_limit) ||
+          (v23 && bottleneck == k.id && (has_room || k.a_max_rate > rate * (1 + TOLERANCE)))) {
+        violators_.push_back(x);
       }
     }
   }
+  // The part's new rates and bottlenecks become A's current ones.
+  for (const std::uint32_t i : part_) {
+    FillFlow& f = fill_flows_[i];
+    f.rate = f.new_rate;
+    if (f.new_bottleneck < links_.size()) ++fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
+  }
   counters_.outsiders_added += violators_.size();
   if (violators_.empty()) return false;
-  // Only the violators and the flows of A they are coupled to (through shared hot links, directly
-  // or not) are filled again; the rest of A keeps what the last fill gave it.
+  // The violators are filled again with the flows of A coupled to them (directly or not) through
+  // links where a flow of A is bottlenecked: there a change of one moves the others. Flows of A
+  // that only share links it is not bottlenecked on keep their rates; the checks above catch them
+  // if the refill pushes such a link's level below them. After a few rounds, a safeguard: the
+  // coupling runs through every shared hot link, so that no flow of A outside the part shares a
+  // link with it, the violators are all outsiders, and A grows at each round until none is left.
   ++part_epoch_;
+  if (part_epoch_ >= RESTRICTED_ROUNDS) full_coupling_ = true;
   part_.clear();
+  const auto join = [&](std::uint32_t i) {
+    FillFlow& g = fill_flows_[i];
+    if (g.part != part_epoch_) {
+      g.part = part_epoch_;
+      part_.push_back(i);
+    }
+  };
   for (const std::uint32_t x : violators_) {
-    if (flows_[x].in_set == epoch_) continue;  // listed twice
-    gather(x);
-    const auto i = static_cast<std::uint32_t>(fill_flows_.size() - 1);
-    fill_flows_[i].part = part_epoch_;
-    part_.push_back(i);
+    if (flows_[x].in_set != epoch_) gather(x);
+    join(flows_[x].fill_index);
   }
   for (std::size_t p = 0; p < part_.size(); ++p) {
     const FillFlow& f = fill_flows_[part_[p]];
@@ -419,21 +456,8 @@ bool MaxMinSolver::find_violations() {
       FillLink& k = fill_links_[fill_links_of_[f.links_begin + h]];
       if (k.visit == part_epoch_) continue;
       k.visit = part_epoch_;
-      // The flows of A on the link are those of the last fill that took it in (none yet: only
-      // newcomers, which are in the part already).
-      const auto join = [&](std::uint32_t x) {
-        FillFlow& g = fill_flows_[x];
-        if (g.part != part_epoch_) {
-          g.part = part_epoch_;
-          part_.push_back(x);
-        }
-      };
-      for (std::uint64_t m = k.part_mask; m != 0;) {  // newest first, as the lists run
-        const auto b = static_cast<std::uint32_t>(63 - std::countl_zero(m));
-        m &= ~(std::uint64_t{1} << b);
-        join(fill_parts_[k.part_begin + b]);
-      }
-      for (std::uint32_t hi = k.head; hi != NO_HOP; hi = fill_hops_[hi].next) join(fill_hops_[hi].flow);
+      if (!full_coupling_ && k.a_bottlenecked == 0) continue;
+      for (std::uint32_t hi = k.a_head; hi != NO_HOP; hi = a_hops_[hi].next) join(a_hops_[hi].flow);
     }
   }
   return true;
@@ -505,8 +529,8 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
 void MaxMinSolver::commit() {
   for (const FillLink& k : fill_links_) {
     LinkState& g = links_[k.id];
-    g.load = std::max(0.0, k.capacity - k.rem);
-    if (k.fill_level != NO_CAP) g.level = k.fill_level;
+    g.load = std::max(0.0, k.load);
+    if (k.level != NO_CAP) g.level = k.level;
     note_saturation(k.id);
   }
   const auto first_change = changes_.size();
@@ -571,7 +595,8 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   fill_links_.clear();
   fill_links_of_.clear();
   fill_hops_.clear();
-  fill_parts_.clear();
+  a_hops_.clear();
+  full_coupling_ = false;
   for (const std::uint32_t x : added_) gather(x);
   // A started flow that cannot have its potential on a link will share that link: the link's
   // flows join A now rather than one fill later (V1).

@@ -260,7 +260,7 @@ std::size_t MaxMinSolver::memory_bytes() const {
   b += (fill_links_of_.capacity() + fill_number_.capacity() + part_.capacity() + filled_.capacity() +
         candidates_.capacity()) *
        sizeof(std::uint32_t);
-  b += fill_hops_.capacity() * sizeof(FillHop) + caps_.capacity() * sizeof(CapKey);
+  b += (fill_hops_.capacity() + a_hops_.capacity()) * sizeof(FillHop) + caps_.capacity() * sizeof(CapKey);
   b += changes_.capacity() * sizeof(RateChange) + heap_.memory_bytes();
   return b;
 }

@@ -27,17 +27,24 @@
 //     that link held elsewhere do not care; a flow ending on unsaturated links changes nothing.
 // A is filled against what the other flows ("outsiders", rates unchanged) leave:
 // rem_l = C_l - sum_{g not in A} r_g. The result is the global max-min allocation exactly when
-// every outsider still meets the condition above; on a link l of A's routes an outsider g fails
-// it in one of three ways, and each such g joins A, which is filled again (only the part of A
-// coupled to the newcomers through shared hot links: the rest cannot move):
-//   (V1) l froze flows of A at level lambda and g runs faster than lambda (g must yield);
-//   (V2) g was bottlenecked on l and l is no longer saturated (g may speed up);
-//   (V3) g was bottlenecked on l and a flow of A now runs faster than g on l (g may take more).
-// Outsiders on links A does not cross keep their rates and their reasons, and A's own flows are
-// max-min within what is left, so when no outsider fails the allocation is the max-min one (up to
-// the tolerances below). A grows only where a rate really moves, so the work follows the flows
-// whose bottleneck moves, not the size of the network or of the saturated region: a flow that
-// ends on unsaturated links costs nothing but unlinking it.
+// every other flow still meets the condition above; on a link l of the filled flows' routes a flow
+// g that was not filled fails it in one of three ways, and each such g is filled again:
+//   (V1) l froze flows of the fill at level lambda and g runs faster than lambda (g must yield);
+//   (V2) g is bottlenecked on l and l is no longer saturated (g may speed up);
+//   (V3) g is bottlenecked on l and a filled flow now runs faster than g on l (g may take more).
+// A refill covers the violators and the flows of A coupled to them through links where a flow of
+// A is bottlenecked (directly or not): there a change of one moves the others. A flow of A that
+// only shares links it is not bottlenecked on keeps the rate its last fill gave it and is checked
+// like an outsider, with that rate and bottleneck: V1 catches it if the refill pulls such a
+// link's level below it. Each fill starts from the current rates of everything outside it (A's
+// included), so rem_l = C_l - sum_{g not in the part} r_g. Every check covers every flow on the
+// filled links outside the part, so when a round finds none the condition holds for every flow,
+// and the allocation is the max-min one (up to the tolerances below). Should the rounds go on
+// (8 of them), the coupling widens to every shared hot link: then no flow of A outside the part
+// shares a link with it, only outsiders can fail, A grows at each round and the solve ends.
+// A grows only where a rate really moves, so the work follows the flows whose bottleneck moves,
+// not the size of the network or of the saturated region: a flow that ends on unsaturated links
+// costs nothing but unlinking it.
 //
 // Single flows first. Before any fill, each change is offered to a single flow: a flow that
 // started, or the one flow left bottlenecked on a link a flow ended on. Rated alone against
@@ -48,11 +55,11 @@
 //
 // Cost. A solve costs O(hops) per flow rated alone, and per fill O(|part| h) plus the event search
 // above, plus one pass over the flow lists of the links the fill saturated or whose bottlenecked
-// outsiders it may disturb (the V1 to V3 checks). A fill redone after outsiders joined covers the
-// whole part of A coupled to them, so a change that cascades through k rounds costs about k |A|:
-// on the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
-// takes about 1.07 solves, 0.9 flows rated alone, 0.7 fills and 6 flow ratings for 3 rate
-// changes, and the refills are about two thirds of the flows filled.
+// flows it may disturb (the V1 to V3 checks). A change that cascades through k rounds costs the
+// parts refilled, each the violators and the flows sharing their bottlenecks, not all of A: on
+// the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
+// takes about 1.06 solves, 0.9 flows rated alone, 0.7 fills and 4.6 flow ratings for 3.2 rate
+// changes (6.2 ratings when refills took all of A coupled through any shared hot link).
 //
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
@@ -208,6 +215,7 @@ class MaxMinSolver {
     std::uint32_t hop_begin = 0;   // block of its hops in hops_
     std::uint32_t bottleneck = UNSOLVED;
     std::uint32_t in_set = 0;  // epoch at which the flow joined A
+    std::uint32_t fill_index = 0;  // its FillFlow number, when in_set is this solve's epoch
     std::uint8_t hop_count = 0;
     std::uint8_t state = FREE;
   };
@@ -226,29 +234,31 @@ class MaxMinSolver {
     std::uint32_t fill_epoch;  // the fill that last took it in (its scratch below is that fill's)
     std::uint32_t visit;       // part epoch of the last coupling search that reached it
     std::uint32_t n;           // unfrozen flows of the fill on it
-    std::uint32_t in_a;        // A's flows on it
-    std::uint32_t a_bottlenecked;  // A's flows whose old bottleneck is this link
-    std::uint32_t head;            // A's flows on it: first entry in fill_hops_ (lists of the general fill)
+    std::uint32_t in_a;        // the part's flows on it (the fill that last took it in)
+    std::uint32_t a_total;     // A's flows on it
+    std::uint32_t a_old_bottlenecked;  // A's flows whose old bottleneck is this link
+    std::uint32_t a_bottlenecked;      // A's flows whose new bottleneck it is (during a fill: outside the part)
+    std::uint32_t head;            // the part's flows on it: first entry in fill_hops_ (general fill)
+    std::uint32_t a_head;          // A's flows on it: first entry in a_hops_
     std::uint32_t slot;            // its place in the small fill in progress
-    std::uint32_t part_begin;      // small fill: its part's flows, from here in fill_parts_ ...
-    std::uint64_t part_mask;       // ... those of them on the link (0: see head)
     double capacity;
-    double load;        // as the solve found it
-    double rem;         // capacity left for A's unfrozen flows
-    double capsum;      // sum of the caps of A's flows on it
-    double fill_level;  // level at which it froze flows of A (NO_CAP: none)
-    double a_max_rate;  // fastest new rate of A on it
+    double load;        // as the last fill left it (as the solve found it before any)
+    double rem;         // capacity left for the part's unfrozen flows
+    double capsum;      // sum of the caps of the part's flows on it
+    double fill_level;  // level at which the last fill froze flows on it (NO_CAP: none)
+    double level;       // level at which a fill of this solve last froze flows on it (NO_CAP: none)
+    double a_max_rate;  // fastest new rate of the part on it
   };
   struct FillFlow {  // a flow of A
     std::uint32_t id;
     std::uint32_t links_begin;  // its hot links (FillLink numbers) in fill_links_of_
     std::uint32_t link_count;
     std::uint32_t bottleneck;  // old
-    std::uint32_t new_bottleneck;
+    std::uint32_t new_bottleneck;  // as its last fill left it
     std::uint32_t frozen;  // fill epoch at which it was frozen
     std::uint32_t part;    // part epoch at which it joined the part being refilled
     double cap;
-    double rate;  // old
+    double rate;  // the rate counted in its links' loads: old, then as its last fill left it
     double new_rate;
   };
   struct CapKey {
@@ -304,9 +314,9 @@ class MaxMinSolver {
   std::vector<FillLink> fill_links_;
   std::vector<std::uint32_t> fill_links_of_;  // per flow of A, its hot links
   std::vector<FillHop> fill_hops_;
+  std::vector<FillHop> a_hops_;  // per fill link, A's flows on it (FillLink::a_head)
   std::vector<std::uint32_t> fill_number_;  // per link: its FillLink number, when it has one this solve
   std::vector<std::uint32_t> part_;         // the flows of A that the next fill rates
-  std::vector<std::uint32_t> fill_parts_;   // the parts of the small fills of this solve, one after another
   std::vector<std::uint32_t> filled_;       // the links of the fill in progress
   std::vector<std::uint32_t> candidates_;   // filled links that may hold a flow of A back
   std::vector<CapKey> caps_;  // caps of the part's flows, ascending
@@ -326,7 +336,6 @@ class MaxMinSolver {
     std::uint32_t link[SMALL_FILL];  // FillLink number
     std::uint32_t n[SMALL_FILL];     // unfrozen flows on the link
     std::uint32_t in_a[SMALL_FILL];
-    std::uint32_t a_bottlenecked[SMALL_FILL];
     double new_rate[SMALL_FILL];     // per flow
     std::uint32_t new_bottleneck[SMALL_FILL];
     CapKey caps[SMALL_FILL];  // the part's caps, ascending (flow: place in the part)
@@ -336,6 +345,7 @@ class MaxMinSolver {
   std::uint32_t epoch_ = 0;
   std::uint32_t fill_epoch_ = 0;
   std::uint32_t part_epoch_ = 0;
+  bool full_coupling_ = false;  // refills couple through every shared hot link (see find_violations)
   std::int64_t now_ps_ = 0;
   SolverCounters counters_;
 };
