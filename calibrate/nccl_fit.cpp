@@ -48,7 +48,8 @@ ProfileParameter::Kind kind_of(const std::string& name) {
       name == "nccl.simple.channel_bandwidth") {
     return ProfileParameter::Kind::BANDWIDTH;
   }
-  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead") {
+  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead" ||
+      name == "nccl.host.group_comm_overhead") {
     return ProfileParameter::Kind::DURATION;
   }
   return ProfileParameter::Kind::RATIO;

@@ -11,7 +11,8 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.shm.bandwidth",           "nccl.nvls.efficiency",      "nccl.ll.bandwidth",
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
-      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction"};
+      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
+      "nccl.host.group_comm_overhead"};
   return names;
 }
 
@@ -92,6 +93,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");
   r.net_scale = params.ratio("nccl.latency.net_scale", 1.0, v + " network step latencies as they are");
   r.host_call = params.duration("nccl.host.call_overhead", version.host.call_overhead, version.host.source);
+  r.host_group_comm = params.duration("nccl.host.group_comm_overhead", version.host.group_comm_overhead,
+                                      version.host.group_source);
   r.host_empty_call = params.duration("nccl.host.empty_call_overhead", r.host_call / 10,
                                       "a tenth of nccl.host.call_overhead (the call returns before any launch)");
   {

@@ -43,6 +43,11 @@
 //   nccl.host.empty_call_overhead  s       host time of a call that launches nothing (one rank, in
 //                                          place: enqueue.cc returns before any launch); a tenth of
 //                                          nccl.host.call_overhead
+//   nccl.host.group_comm_overhead  s       extra host time per communicator when one thread's group
+//                                          launches several (nccl-tests -g N; group.cc doLaunches
+//                                          switches device for each communicator's prepare, launch
+//                                          round and finish); the release table's estimate (1.75 us,
+//                                          from a -g 4 run: 4 x (4 + 1.75) us per iteration)
 // One rank (src/device/onerank.cu ncclLaunchOneRank): NCCL copies the input to the output with
 // cudaMemcpyAsync (out of place) or does nothing (in place); the copy is a device-to-device copy
 // of one GPU, priced with the compute model's memory parameters (models/compute_parameters.hpp
@@ -80,6 +85,7 @@ struct NcclRates {
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;
   Duration host_call;
+  Duration host_group_comm;
   Duration host_empty_call;
   // One rank's local copy: payload rate (each byte read and written) and fixed GPU time.
   Bandwidth local_copy;

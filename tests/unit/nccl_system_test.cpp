@@ -167,9 +167,10 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
   }
   SECTION("host-bound small sizes with nccl-tests -g 8") {
     const auto p = predictor("hgx-h100", 1, 8);
-    // 8 GPUs driven by one thread: 8 x 4 us host time per iteration beats the GPU time (~15 us).
+    // 8 GPUs driven by one thread: 8 x (4 us call + 1.75 us group launch per communicator, the
+    // 2.28 table's estimates) = 46 us host time per iteration beats the GPU time (~15 us).
     CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
-          Approx(32.0));
+          Approx(46.0));
   }
   SECTION("busbw factors are nccl-tests'") {
     CHECK(busbw_factor(CollectiveOp::ALL_REDUCE, 8) == Approx(1.75));
