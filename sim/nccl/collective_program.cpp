@@ -123,7 +123,7 @@ Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p) {
 
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
   switch (p) {
-    case Protocol::LL: return ctx.rates.ll_total / std::max(1, channels);
+    case Protocol::LL: return std::min(ctx.rates.ll_total / std::max(1, channels), ctx.rates.ll_channel);
     case Protocol::LL128: return ctx.rates.ll128_channel;
     case Protocol::SIMPLE: return ctx.rates.simple_channel;
   }

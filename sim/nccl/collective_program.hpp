@@ -47,7 +47,8 @@
 //   reduce          send (1,1), recvReduceSend (2,1), recvReduceCopy (2,1) at the root
 // A ring's block does every step of a loop in turn, so its link rate is capped at
 // C x sends / sum of w; a chain's ranks each do one kind, so the slowest kind caps it (C / max w).
-// LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost).
+// LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost): an
+// LL channel moves at most min(nccl.ll.bandwidth / channels, nccl.ll.channel_bandwidth).
 
 #include <string>
 

@@ -22,6 +22,11 @@
 //                                          NCCL's NVLink figure (tuning.cc, search.cc)
 //   nccl.ll.bandwidth              B/s     most a GPU moves with LL (all channels); NCCL's llMaxBw
 //                                          for the GPU and node count
+//   nccl.ll.channel_bandwidth      B/s     most one channel moves with LL (its block's flag-and-data
+//                                          lines); NCCL's ring estimate per channel: the ring graph's
+//                                          bwIntra x 1/4 (tuning.cc's LL factor for all-reduce; taken
+//                                          for every op: 2 forced channels on 4 x H200 moved 5.4-8 GB/s
+//                                          each whatever the op)
 //   nccl.ll128.channel_bandwidth   B/s     most one channel moves with LL128; NCCL's
 //                                          perChMaxRingLL128Bw
 //   nccl.simple.channel_bandwidth  B/s     what one channel's block copies with Simple (one load and
@@ -78,6 +83,7 @@ struct NcclRates {
   double nvls_efficiency = 0;
   // Protocol limits.
   Bandwidth ll_total;
+  Bandwidth ll_channel;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
   double store_fraction = 0.5;
