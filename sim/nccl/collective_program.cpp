@@ -130,6 +130,13 @@ Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
   return ctx.rates.simple_channel;
 }
 
+int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel) {
+  if (p != Protocol::LL) return 1;
+  const long long pass = std::max<long long>(1, ctx.version.device.max_threads[pi(Protocol::LL)] * 8LL);
+  const long long steps = std::max(1, protocol_buffers(ctx, p).steps);
+  return static_cast<int>(std::clamp<long long>(div_up(std::min(chunk, per_channel), pass), 1, steps));
+}
+
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n) {
   if (p != Protocol::SIMPLE || n < 2) return 1.0;
   const double f = ctx.rates.store_fraction;
@@ -341,11 +348,15 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       slot = p.add_hop(h);
     }
     hop_of_pos[pos] = slot;
-    conn_of_pos[pos] = p.add_connection(net ? 2 * buf.steps : buf.steps);
   }
   const long long per_channel = div_up(s.bytes.count(), nch);
+  const int pieces = relay_pieces(ctx, s.protocol, chunk, per_channel);
+  for (int pos = 0; pos + 1 < n; ++pos) {
+    const bool net = p.hops[hop_of_pos[pos]].transport.kind == TransportKind::NET;
+    conn_of_pos[pos] = p.add_connection((net ? 2 * buf.steps : buf.steps) * pieces);
+  }
   p.channel_payload_bytes = static_cast<double>(per_channel);
-  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk)) * pieces;
   if (static_cast<double>(chunks) * (n - 1) > kMaxTransfers) {
     throw RuntimeError("the chain's step program would hold " + format_significant(static_cast<double>(chunks) * (n - 1), 3) +
                        " transfers (more than " + format_significant(kMaxTransfers, 3) + "); use fewer ranks");

@@ -122,6 +122,12 @@ Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
              Protocol protocol = Protocol::SIMPLE);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
+// LL relays line by line (src/device/prims_ll.h: a thread reads its 16-byte line once its flag is
+// set and passes it on), so a rank along a chain or tree forwards each pass of its block
+// (max_threads[LL] lines of 8 data bytes) as soon as it has arrived, not the whole step: chains
+// and trees move each LL step in that many pieces (at most NCCL_STEPS, with as many more slots
+// per connection); 1 for the other protocols.
+int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel);
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.
