@@ -44,11 +44,12 @@ struct Point {
 };
 
 ProfileParameter::Kind kind_of(const std::string& name) {
-  if (name == "nccl.shm.bandwidth" || name == "nccl.ll.bandwidth" || name == "nccl.ll128.channel_bandwidth" ||
+  if (name == "nccl.shm.bandwidth" || name == "nccl.ll.bandwidth" || name == "nccl.ll.channel_bandwidth" || name == "nccl.ll128.channel_bandwidth" ||
       name == "nccl.simple.channel_bandwidth") {
     return ProfileParameter::Kind::BANDWIDTH;
   }
-  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead") {
+  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead" ||
+      name == "nccl.host.group_comm_overhead") {
     return ProfileParameter::Kind::DURATION;
   }
   return ProfileParameter::Kind::RATIO;

@@ -50,8 +50,12 @@ StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const Tune
 }
 
 CollectivePrediction CollectivePredictor::finish(CollectivePrediction out, const NcclTestsMethod& method,
-                                                 Duration host, std::optional<Duration> loop) const {
-  out.host_time = host * std::max(1, method.gpus_per_thread);
+                                                 Duration host, std::optional<Duration> loop, bool launches) const {
+  // -g N: one thread issues every GPU's call in turn, each also paying the group launch's switch to
+  // its device (group.cc doLaunches); a call that launches nothing switches to nothing.
+  const int g = std::max(1, method.gpus_per_thread);
+  out.host_time = host * g;
+  if (g > 1 && launches) out.host_time += rates_.host_group_comm * g;
   // Back to back, a launch costs the program's loop time (ProgramTiming), its single pass otherwise.
   const Duration gpu = loop && method.iters > 1 ? *loop : out.gpu_time;
   out.time = std::max(gpu, out.host_time);
@@ -78,7 +82,7 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
   if (n == 1) {
     // No communication (see the header): a local copy out of place, nothing in place.
     out.channels = 1;
-    if (method.in_place) return finish(out, method, rates_.host_empty_call);
+    if (method.in_place) return finish(out, method, rates_.host_empty_call, std::nullopt, false);
     const bool p2p = op == CollectiveOp::SENDRECV;
     const Duration fixed = p2p ? base_latency(context(), Algorithm::RING, Protocol::SIMPLE) : rates_.local_copy_overhead;
     out.gpu_time = fixed + transfer_time(size, rates_.local_copy);

@@ -12,7 +12,10 @@
 //      averaged, so an iteration costs max(T_loop, T_host) with T_loop the program's time per
 //      launch back to back (ProgramTiming::loop: a chain's upstream ranks run ahead into the next
 //      launch; T_gpu otherwise, and T_gpu for -n 1), T_host = GPUs per thread (-g) x the
-//      host cost of one NCCL call; algbw = size / time, busbw = algbw x the test's factor
+//      host cost of one NCCL call (nccl.host.call_overhead), plus for -g N > 1 N x the group
+//      launch's cost per communicator (nccl.host.group_comm_overhead: NCCL 2.28 src/group.cc
+//      doLaunches prepares, launches and finishes each communicator in turn from the one thread,
+//      switching device for each); algbw = size / time, busbw = algbw x the test's factor
 //      (2(n-1)/n all-reduce, (n-1)/n all-gather, reduce-scatter and alltoall, 1 otherwise).
 //   One rank (enqueue.cc: ncclLaunchOneRank, src/device/onerank.cu): no communication; out of
 //   place NCCL copies the input to the output with cudaMemcpyAsync, T_gpu = copy fixed time +
@@ -106,7 +109,7 @@ class CollectivePredictor {
   ProgramContext context() const;
   Bytes nccl_bytes(CollectiveOp op, Bytes size) const;
   CollectivePrediction finish(CollectivePrediction out, const NcclTestsMethod& method, Duration host,
-                              std::optional<Duration> loop = std::nullopt) const;
+                              std::optional<Duration> loop = std::nullopt, bool launches = true) const;
 
   PredictorConfig config_;
   NcclVersion version_;

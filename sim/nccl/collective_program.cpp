@@ -123,11 +123,18 @@ Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p) {
 
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
   switch (p) {
-    case Protocol::LL: return ctx.rates.ll_total / std::max(1, channels);
+    case Protocol::LL: return std::min(ctx.rates.ll_total / std::max(1, channels), ctx.rates.ll_channel);
     case Protocol::LL128: return ctx.rates.ll128_channel;
     case Protocol::SIMPLE: return ctx.rates.simple_channel;
   }
   return ctx.rates.simple_channel;
+}
+
+int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel) {
+  if (p != Protocol::LL) return 1;
+  const long long pass = std::max<long long>(1, ctx.version.device.max_threads[pi(Protocol::LL)] * 8LL);
+  const long long steps = std::max(1, protocol_buffers(ctx, p).steps);
+  return static_cast<int>(std::clamp<long long>(div_up(std::min(chunk, per_channel), pass), 1, steps));
 }
 
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n) {
@@ -136,17 +143,28 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
   auto w = [f](int loads, int stores) { return loads * (1 - f) + stores * f; };
   const double m = n - 2;  // middle steps of a ring loop
   if (a == Algorithm::RING) {
+    // The steps that send (the final local step is ring_local_step_weight's).
     switch (op) {
-      case CollectiveOp::ALL_REDUCE:
-        return (w(1, 1) + m * w(2, 1) + w(2, 2) + m * w(1, 2) + w(1, 1)) / (2.0 * (n - 1));
-      case CollectiveOp::ALL_GATHER: return (w(1, 2) + m * w(1, 2) + w(1, 1)) / (n - 1.0);
-      case CollectiveOp::REDUCE_SCATTER: return (w(1, 1) + m * w(2, 1) + w(2, 1)) / (n - 1.0);
+      case CollectiveOp::ALL_REDUCE: return (w(1, 1) + m * w(2, 1) + w(2, 2) + m * w(1, 2)) / (2.0 * (n - 1));
+      case CollectiveOp::ALL_GATHER: return w(1, 2);
+      case CollectiveOp::REDUCE_SCATTER: return (w(1, 1) + m * w(2, 1)) / (n - 1.0);
       case CollectiveOp::BROADCAST: return w(1, 2);
       case CollectiveOp::REDUCE: return w(2, 1);
       default: return 1.0;
     }
   }
   return 1.0;
+}
+
+double ring_local_step_weight(const ProgramContext& ctx, CollectiveOp op, Protocol p, int n) {
+  if (p != Protocol::SIMPLE || n < 2) return 0.0;
+  const double f = ctx.rates.store_fraction;
+  switch (op) {
+    case CollectiveOp::ALL_REDUCE:
+    case CollectiveOp::ALL_GATHER: return 1.0;                           // recv (1, 1)
+    case CollectiveOp::REDUCE_SCATTER: return 2 * (1 - f) + f;           // recvReduceCopy (2, 1)
+    default: return 0.0;
+  }
 }
 
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
@@ -224,6 +242,22 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
     hop_of_role[r] = p.add_hop(h);
   }
+  // The final step of a ring loop only copies (or reduces) out of the rank's own buffer: no link,
+  // the block's copy rate; the block does it between its sends (one block per channel runs every
+  // step of the loop in turn), so while every channel copies the links idle.
+  const double local_w = ring_local_step_weight(ctx, s.op, s.protocol, n);
+  std::vector<int> local_hop_of_role(roles, -1);
+  if (local_w > 0) {
+    for (int r = 0; r < roles; ++r) {
+      Hop h;
+      h.label = "local copy";
+      h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
+      h.channel_cap = channel_cap(ctx, s.protocol, nch) / local_w;
+      h.multiplicity = nch;
+      h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
+      local_hop_of_role[r] = p.add_hop(h);
+    }
+  }
   std::vector<int> conn(roles);
   for (int r = 0; r < roles; ++r) {
     const bool net = p.hops[hop_of_role[r]].transport.kind == TransportKind::NET;
@@ -260,6 +294,17 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
         }
       }
       prev_step = std::move(this_step);
+    }
+    if (local_w > 0) {
+      // Each rank's final step on what its upstream sent last, in the block's order (its
+      // connection), freeing the slot it reads.
+      for (int x = 0; x < slices_per_chunk; ++x) {
+        for (int r = 0; r < roles; ++r) {
+          const int up = (r - 1 + roles) % roles;
+          const int dep = prev_step[static_cast<std::size_t>(up) * slices_per_chunk + x];
+          p.add(local_hop_of_role[r], conn[r], slice, {dep}, true);
+        }
+      }
     }
     remaining -= loop_chunk * n;
   }
@@ -303,11 +348,15 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       slot = p.add_hop(h);
     }
     hop_of_pos[pos] = slot;
-    conn_of_pos[pos] = p.add_connection(net ? 2 * buf.steps : buf.steps);
   }
   const long long per_channel = div_up(s.bytes.count(), nch);
+  const int pieces = relay_pieces(ctx, s.protocol, chunk, per_channel);
+  for (int pos = 0; pos + 1 < n; ++pos) {
+    const bool net = p.hops[hop_of_pos[pos]].transport.kind == TransportKind::NET;
+    conn_of_pos[pos] = p.add_connection((net ? 2 * buf.steps : buf.steps) * pieces);
+  }
   p.channel_payload_bytes = static_cast<double>(per_channel);
-  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk)) * pieces;
   if (static_cast<double>(chunks) * (n - 1) > kMaxTransfers) {
     throw RuntimeError("the chain's step program would hold " + format_significant(static_cast<double>(chunks) * (n - 1), 3) +
                        " transfers (more than " + format_significant(kMaxTransfers, 3) + "); use fewer ranks");

@@ -45,9 +45,14 @@
 //   reduce-scatter  send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopy (2,1)   per n-1
 //   broadcast       copySend (1,2) at the root, recvCopySend (1,2), recv (1,1) at the end
 //   reduce          send (1,1), recvReduceSend (2,1), recvReduceCopy (2,1) at the root
-// A ring's block does every step of a loop in turn, so its link rate is capped at
-// C x sends / sum of w; a chain's ranks each do one kind, so the slowest kind caps it (C / max w).
-// LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost).
+// A ring's block does every step of a loop in turn: its sends are capped at C / (mean w of the
+// sending steps), and the loop's final step, which sends nothing (all-reduce and all-gather recv
+// (1,1), reduce-scatter recvReduceCopy (2,1)), is a "local copy" transfer at C / w on the block's
+// connection: every channel's blocks run in step, so the links idle meanwhile (2 ranks: one send
+// and one local step per loop; measured 2-rank all-gather on H200 reaches ~75% of the link rate).
+// A chain's ranks each do one kind, so the slowest kind caps it (C / max w).
+// LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost): an
+// LL channel moves at most min(nccl.ll.bandwidth / channels, nccl.ll.channel_bandwidth).
 
 #include <string>
 
@@ -117,6 +122,12 @@ Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
              Protocol protocol = Protocol::SIMPLE);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
+// LL relays line by line (src/device/prims_ll.h: a thread reads its 16-byte line once its flag is
+// set and passes it on), so a rank along a chain or tree forwards each pass of its block
+// (max_threads[LL] lines of 8 data bytes) as soon as it has arrived, not the whole step: chains
+// and trees move each LL step in that many pieces (at most NCCL_STEPS, with as many more slots
+// per connection); 1 for the other protocols.
+int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel);
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.

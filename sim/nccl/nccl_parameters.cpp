@@ -11,7 +11,8 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.shm.bandwidth",           "nccl.nvls.efficiency",      "nccl.ll.bandwidth",
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
-      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction"};
+      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
+      "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth"};
   return names;
 }
 
@@ -79,6 +80,14 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.ll_total = params.bandwidth("nccl.ll.bandwidth",
                                 Bandwidth::gigabytes_per_second(version.tuner.ll_max_bw[index1][index2]),
                                 v + " llMaxBw");
+  // One channel's LL block: NCCL's ring estimate per channel, the graph's per-channel bandwidth x
+  // the all-reduce factor (tuning.cc: LL ring busBw = nChannels x bwIntra x 1/4, 1/3 for
+  // all-gather-like ops on one node; the lower figure for every op).
+  r.ll_channel = params.bandwidth(
+      "nccl.ll.channel_bandwidth",
+      Bandwidth::gigabytes_per_second(channels.ring.bw_intra * version.tuner.ring_ll_factor_allreduce),
+      v + " ring bwIntra " + format_significant(channels.ring.bw_intra, 4) + " GB/s x LL factor " +
+          format_significant(version.tuner.ring_ll_factor_allreduce, 3));
   r.ll128_channel = params.bandwidth(
       "nccl.ll128.channel_bandwidth",
       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_ring_ll128_bw[arch][index2]),
@@ -92,6 +101,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");
   r.net_scale = params.ratio("nccl.latency.net_scale", 1.0, v + " network step latencies as they are");
   r.host_call = params.duration("nccl.host.call_overhead", version.host.call_overhead, version.host.source);
+  r.host_group_comm = params.duration("nccl.host.group_comm_overhead", version.host.group_comm_overhead,
+                                      version.host.group_source);
   r.host_empty_call = params.duration("nccl.host.empty_call_overhead", r.host_call / 10,
                                       "a tenth of nccl.host.call_overhead (the call returns before any launch)");
   {

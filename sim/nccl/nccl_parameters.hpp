@@ -22,6 +22,11 @@
 //                                          NCCL's NVLink figure (tuning.cc, search.cc)
 //   nccl.ll.bandwidth              B/s     most a GPU moves with LL (all channels); NCCL's llMaxBw
 //                                          for the GPU and node count
+//   nccl.ll.channel_bandwidth      B/s     most one channel moves with LL (its block's flag-and-data
+//                                          lines); NCCL's ring estimate per channel: the ring graph's
+//                                          bwIntra x 1/4 (tuning.cc's LL factor for all-reduce; taken
+//                                          for every op: 2 forced channels on 4 x H200 moved 5.4-8 GB/s
+//                                          each whatever the op)
 //   nccl.ll128.channel_bandwidth   B/s     most one channel moves with LL128; NCCL's
 //                                          perChMaxRingLL128Bw
 //   nccl.simple.channel_bandwidth  B/s     what one channel's block copies with Simple (one load and
@@ -43,6 +48,11 @@
 //   nccl.host.empty_call_overhead  s       host time of a call that launches nothing (one rank, in
 //                                          place: enqueue.cc returns before any launch); a tenth of
 //                                          nccl.host.call_overhead
+//   nccl.host.group_comm_overhead  s       extra host time per communicator when one thread's group
+//                                          launches several (nccl-tests -g N; group.cc doLaunches
+//                                          switches device for each communicator's prepare, launch
+//                                          round and finish); the release table's estimate (1.75 us,
+//                                          from a -g 4 run: 4 x (4 + 1.75) us per iteration)
 // One rank (src/device/onerank.cu ncclLaunchOneRank): NCCL copies the input to the output with
 // cudaMemcpyAsync (out of place) or does nothing (in place); the copy is a device-to-device copy
 // of one GPU, priced with the compute model's memory parameters (models/compute_parameters.hpp
@@ -73,6 +83,7 @@ struct NcclRates {
   double nvls_efficiency = 0;
   // Protocol limits.
   Bandwidth ll_total;
+  Bandwidth ll_channel;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
   double store_fraction = 0.5;
@@ -80,6 +91,7 @@ struct NcclRates {
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;
   Duration host_call;
+  Duration host_group_comm;
   Duration host_empty_call;
   // One rank's local copy: payload rate (each byte read and written) and fixed GPU time.
   Bandwidth local_copy;

@@ -217,6 +217,8 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
     o.at("host").read_object([&](ObjectReader& h) {
       v.host.call_overhead = h.at("call_overhead").as_duration();
       v.host.source = h.at("source").as_string();
+      v.host.group_comm_overhead = h.at("group_comm_overhead").as_duration();
+      v.host.group_source = h.at("group_source").as_string();
     });
 
     o.at("tuner").read_object([&](ObjectReader& t) {

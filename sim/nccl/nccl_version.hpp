@@ -112,6 +112,8 @@ struct VersionTuner {
 struct VersionHost {
   Duration call_overhead;
   std::string source;
+  Duration group_comm_overhead;  // per communicator, when one thread's group spans several
+  std::string group_source;
 };
 
 struct NcclVersion {

@@ -4,6 +4,15 @@
 // chunk size (Simple) or through LL below NCCL_P2P_LL_THRESHOLD x channels, eight chunks in
 // flight per connection. Alltoall (nccl-tests alltoall_perf: one send and one receive per peer in
 // a group) runs peers in rounds; the peers in flight at once share the rank's links.
+// A channel's block that sends and receives in one work splits its warps (src/device/sendrecv.h:
+// of w = NCCL_MAX_NTHREADS / 32 warps, (w - 1) / 2 receive and one more send, where a send alone
+// uses all w - 1 of a balanced pair): with Simple its send moves at that share of the block's rate
+// (640 threads: 10 / 19). nccl-tests' sendrecv receives while it sends (measured on 4 x H200:
+// ~20 GB/s per channel both at 8 and at 16 channels, calcP2pChannelCount doubling them at 256 MiB);
+// the calibration's pair does not. Alltoall receives too, but is left at the full rate: the model
+// runs its peers over p2pnChannelsPerPeer channels one at a time, where NCCL spreads peers over
+// distinct channels; the two errors cancel on the measured sets and are left for a model of the
+// peer schedule.
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +46,7 @@ int p2p_part_channels(const ProgramContext& ctx, long long bytes, Bytes step) {
 
 // One stream of `total` bytes from a representative rank over transport t, chunked as NCCL does.
 void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t, double total, int peers,
-                int ranks_sending_per_node, double concurrency) {
+                int ranks_sending_per_node, double concurrency, bool with_recv) {
   if (total <= 0) return;
   const NcclSystem& sys = ctx.system;
   const Bytes chunk_size = p2p_chunk_size(ctx, t);
@@ -59,6 +68,12 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
   h.wire_factor = buf.wire;
   // The rank's channels together: per-channel protocol cap times the channels in flight.
   h.channel_cap = channel_cap(ctx, proto, static_cast<int>(streams)) * streams;
+  if (with_recv && proto == Protocol::SIMPLE) {
+    const int warps = std::max(2, ctx.version.device.max_threads_all / 32);
+    const int recv_warps = warps <= 4 ? warps / 2 : (warps - 1) / 2;
+    const int send_warps = warps <= 4 ? recv_warps : recv_warps + 1;
+    h.channel_cap = h.channel_cap * (static_cast<double>(send_warps) / (send_warps + recv_warps));
+  }
   h.latency = hop_latency(ctx, t, Algorithm::RING, proto);
   h.multiplicity = static_cast<int>(streams);
   h.endpoints = {0, 1 % sys.gpus(), net ? 1 : 0};
@@ -83,7 +98,8 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   if (s.op == CollectiveOp::SENDRECV && s.pair_src >= 0) {
     // One pair: the sender alone on its links (and on the node's NICs or host memory).
-    add_stream(p, ctx, sys.transport(s.pair_src, s.pair_dst), static_cast<double>(s.bytes.count()), 1, 1, 1.0);
+    add_stream(p, ctx, sys.transport(s.pair_src, s.pair_dst), static_cast<double>(s.bytes.count()), 1, 1, 1.0,
+               false);
     p.channel_payload_bytes = static_cast<double>(s.bytes.count());
     return p;
   }
@@ -99,7 +115,7 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
       if ((net && seen_net) || (!net && seen_intra)) continue;
       (net ? seen_net : seen_intra) = true;
       const int senders = net ? static_cast<int>(hosts_per_node) : sys.gpus();
-      add_stream(p, ctx, t, total, 1, senders, 1.0);
+      add_stream(p, ctx, t, total, 1, senders, 1.0, true);
     }
     p.channel_payload_bytes = total;
     return p;
@@ -114,11 +130,13 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
       std::max(1.0, static_cast<double>(ctx.plan.p2p_channels) / std::max(1, ctx.plan.p2p_channels_per_peer));
   if (intra_peers > 0) {
     const HopTransport t = sys.transport(0, 1);
-    add_stream(p, ctx, t, piece * intra_peers, intra_peers, sys.gpus(), std::min<double>(concurrency, intra_peers));
+    add_stream(p, ctx, t, piece * intra_peers, intra_peers, sys.gpus(), std::min<double>(concurrency, intra_peers),
+               false);
   }
   if (inter_peers > 0) {
     const HopTransport t = sys.transport(0, R % n);
-    add_stream(p, ctx, t, piece * inter_peers, inter_peers, sys.gpus(), std::min<double>(concurrency, inter_peers));
+    add_stream(p, ctx, t, piece * inter_peers, inter_peers, sys.gpus(), std::min<double>(concurrency, inter_peers),
+               false);
   }
   p.channel_payload_bytes = piece * (n - 1);
   return p;

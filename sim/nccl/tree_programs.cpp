@@ -105,7 +105,8 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     hops.up_net = make(t, per_gpu, per_node / nics, 0, 0, 1);
     hops.down_net = make(sys.transport(0, R % n), per_gpu, per_node / nics, 0, 0, 1);
   }
-  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
+  const int pieces = relay_pieces(ctx, s.protocol, chunk, per_channel);
+  const long long chunks = std::max<long long>(1, div_up(per_channel, chunk)) * pieces;
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
 
@@ -116,10 +117,10 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   for (int i = 0; i < levels * R; ++i) {
     // The head's up connection crosses the network (below the root): slots at both ends.
     const bool net_up = i % R == 0 && i / R > 0;
-    up_conn[i] = p.add_connection(net_up ? 2 * buf.steps : buf.steps);
-    down_conn[i] = p.add_connection(buf.steps);
+    up_conn[i] = p.add_connection((net_up ? 2 * buf.steps : buf.steps) * pieces);
+    down_conn[i] = p.add_connection(buf.steps * pieces);
   }
-  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(2 * buf.steps);
+  for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(2 * buf.steps * pieces);
 
   std::vector<int> up(levels * R), net_up(levels), down(levels * R), net_down(levels);
   for (long long c = 0; c < chunks; ++c) {

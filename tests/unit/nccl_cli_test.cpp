@@ -96,4 +96,19 @@ TEST_CASE("validate collectives prints every published set and reads results JSO
   CHECK(last.at("nccl_version") == "2.28.9");
   // Without --system and without an instance type the results name no catalog system.
   CHECK(run({"validate", "collectives", "--results", results.string()}).rc == 2);
+  // Fallbacks only: nothing is in sample; the output says where the parameters come from.
+  CHECK(doc.at("parameters").get<std::string>().find("no calibration profile") != std::string::npos);
+  CHECK_FALSE(last.at("in_sample").get<bool>());
+  // A profile fitted on that very file scores its sets in sample, and says so.
+  const auto profile = dir.write("profile.json", R"({"schema_version": 1, "name": "fitted-on-h200",
+    "provenance": {"machine": "m", "gpu": "NVIDIA H200", "gpu_count": 4, "driver": "d", "cuda": "13.0",
+                   "nccl": "2.28.9", "date": "2026-11-21", "results": ["somewhere/h200.json"], "notes": ""},
+    "parameters": {"nccl.store_fraction": {"value": 0.5, "uncertainty": 0.05, "samples": 10}}})");
+  const Result f = run({"validate", "collectives", "--results", results.string(), "--system", "hgx-h200",
+                        "--calibration", profile.string(), "--format", "json"});
+  REQUIRE(f.rc == 0);
+  const auto fdoc = nlohmann::json::parse(f.out);
+  CHECK(fdoc.at("sets").back().at("in_sample").get<bool>());
+  CHECK_FALSE(fdoc.at("sets").front().at("in_sample").get<bool>());
+  CHECK(fdoc.at("parameters").get<std::string>().find("fitted-on-h200") != std::string::npos);
 }
