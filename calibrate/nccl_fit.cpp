@@ -41,6 +41,9 @@ struct Point {
   int fold = 0;
   std::string op_label;
   std::string transport;
+  bool in_place = false;       // matters for one rank (no launch in place)
+  int pair_src = -1;           // a P2P pair: one send from src to dst, the other ranks idle
+  int pair_dst = -1;
 };
 
 ProfileParameter::Kind kind_of(const std::string& name) {
@@ -119,7 +122,11 @@ class Problem {
     for (std::size_t k = 0; k < sel.size(); ++k) {
       const Point& pt = points_[sel[k]];
       if (!preds[pt.config]) preds[pt.config] = predictor(pt.config, &profile);
-      const double t = preds[pt.config]->predict(pt.op, pt.size).time.microseconds();
+      nc::NcclTestsMethod m;
+      m.in_place = pt.in_place;
+      const double t = (pt.pair_src >= 0 ? preds[pt.config]->predict_pair(pt.size, pt.pair_src, pt.pair_dst, m)
+                                         : preds[pt.config]->predict(pt.op, pt.size, m))
+                           .time.microseconds();
       r(static_cast<Eigen::Index>(k)) = std::log(t) - std::log(pt.measured_us);
     }
     return r;
@@ -309,6 +316,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results,
       const std::string opname = e.at("op").as_string();
       const auto op = nc::parse_op(opname);
       if (!op) e.at("op").fail("a collective name");
+      const bool in_place = e.get_or("in_place", false);
       const int id = prob.add_config(cfg);
       int index = 0;
       for (const ValueReader& pv : e.at("points").as_array()) {
@@ -316,6 +324,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results,
         Point p;
         p.config = id;
         p.op = *op;
+        p.in_place = in_place;
         p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 1}));
         p.measured_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
         p.fold = index++ % 2;
@@ -326,6 +335,10 @@ std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results,
   }
   // P2P pairs as send/recv between two GPUs.
   if (auto p2p = o.maybe("p2p")) {
+    int p2p_ranks = 2;
+    if (auto env = o.maybe("environment")) {
+      if (auto n = env->as_object().maybe("gpu_count")) p2p_ranks = static_cast<int>(n->as_int({.min = 1, .max = 1 << 16}));
+    }
     for (const ValueReader& c : p2p->as_array()) {
       ObjectReader e = c.as_object();
       const std::string mode = e.at("mode").as_choice({"nccl_p2p_write", "nccl_p2p_read", "nccl_shm", "cuda_memcpy_peer"});
@@ -333,9 +346,12 @@ std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results,
         report.notes.push_back("cuda_memcpy_peer points are not NCCL transfers; skipped");
         continue;
       }
+      // A send between two GPUs of a communicator of all the run's GPUs, as the harness runs it.
+      const int src = static_cast<int>(e.at("src").as_int({.min = 0, .max = 1 << 16}));
+      const int dst = static_cast<int>(e.at("dst").as_int({.min = 0, .max = 1 << 16}));
       Config cfg;
       cfg.nodes = 1;
-      cfg.gpus = 2;
+      cfg.gpus = std::max({p2p_ranks, src + 1, dst + 1});
       cfg.env = mode == "nccl_shm" ? std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}}
                 : mode == "nccl_p2p_read" ? std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "1"}}
                                            : std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "0"}};
@@ -346,6 +362,8 @@ std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results,
         Point p;
         p.config = id;
         p.op = nc::CollectiveOp::SENDRECV;
+        p.pair_src = src;
+        p.pair_dst = dst;
         p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 1}));
         p.measured_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
         p.fold = index++ % 2;
