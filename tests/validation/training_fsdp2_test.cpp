@@ -22,21 +22,14 @@
 #include "hardware/catalog.hpp"
 #include "hardware/json_reader.hpp"
 #include "models/training_validation.hpp"
+#include "support/source_text.hpp"
 
 using namespace clustersim;
 using namespace clustersim::models;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string source(const std::string& rel) { return std::string(CLUSTERSIM_SOURCE_DIR) + "/" + rel; }
+std::string read_text(const std::string& relative_path) { return testing::read_source_text(relative_path); }
 
 }  // namespace
 
@@ -48,7 +41,7 @@ TEST_CASE("the FSDP2 training steps measured on 4 x H200", "[validation][step]")
                         "calibrate/results/lent-4xh200-2026-11-21/results-4gpu-extra.json",
                         "calibrate/results/lent-1xh200-2026-11-21-torch/results-torch-kernels.json",
                         "calibrate/results/lent-1xh200-2026-11-21-sustained/results-1gpu-sustained.json"}) {
-    const auto j = nlohmann::json::parse(read_text(source(f)));
+    const auto j = nlohmann::json::parse(read_text(f));
     for (const char* s : {"gemm", "attention", "memory", "host", "cpu_adam"}) {
       if (!j.contains(s)) continue;
       for (const auto& e : j[s]) merged[s].push_back(e);
@@ -65,9 +58,9 @@ TEST_CASE("the FSDP2 training steps measured on 4 x H200", "[validation][step]")
   const auto path = std::filesystem::temp_directory_path() / "clustersim-fsdp2-probes-profile.json";
   write_file_atomically(path.string(), profile.to_json().dump(1) + "\n");
 
-  const auto set = run_probe_validation(read_text(source("tests/validation/data/training_fsdp2_probes.json")), catalog,
+  const auto set = run_probe_validation(read_text("tests/validation/data/training_fsdp2_probes.json"), catalog,
                                         path.string());
-  const auto thresholds = load_training_thresholds(read_text(source("tests/validation/data/training_thresholds.json")),
+  const auto thresholds = load_training_thresholds(read_text("tests/validation/data/training_thresholds.json"),
                                                    "training_thresholds.json");
   std::filesystem::remove(path);
   REQUIRE(set.rows.size() == 3);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "hardware/catalog.hpp"
+#include "support/source_text.hpp"
 #include "models/training_validation.hpp"
 
 using namespace clustersim;
@@ -20,14 +21,7 @@ using namespace clustersim::models;
 
 namespace {
 
-std::string read_data(const std::string& name) {
-  const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/validation/data/" + name;
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_data(const std::string& name) { return testing::read_validation_data(name); }
 
 }  // namespace
 
