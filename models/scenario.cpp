@@ -338,6 +338,11 @@ void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpe
                             ParallelismSpec& p) {
   const JsonDocument doc = load_json_file(path.string());
   p.deepspeed_config = path;
+  apply_deepspeed_config(doc, training, world_size, p);
+}
+
+void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& training, int world_size,
+                            ParallelismSpec& p) {
   p.framework = Framework::DEEPSPEED;
   doc.root().read_object([&](ObjectReader& o) {
     // Keys DeepSpeed accepts that do not change the step's time or memory in this model.
@@ -410,7 +415,7 @@ void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpe
     });
   });
   if (p.offload_params == OffloadTarget::CPU && p.zero_stage != 3) {
-    throw InputError(path.string(), "/zero_optimization/offload_param", "parameter offload needs stage 3");
+    throw InputError(doc.file(), "/zero_optimization/offload_param", "parameter offload needs stage 3");
   }
 }
 
