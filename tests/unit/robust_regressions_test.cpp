@@ -57,3 +57,21 @@ TEST_CASE("Fix: a number beyond the double range (1e999) is reported at its JSON
                     Catch::StartsWith("f.json: /a/b: not valid JSON: number overflow parsing '1e999'"));
   CHECK_THROWS_WITH(parse_json_text(R"({"a": [1, 2, -1e999]})", "f.json"), Catch::StartsWith("f.json: /a/2: "));
 }
+
+TEST_CASE("Fix: a config.json with 2^40 layers is refused up front instead of hanging", "[unit][robust]") {
+  // Before: sizes up to 2^40 were accepted; counting the parameters of 2^40 layers never ended.
+  testing::TempDir dir;
+  dir.write("config.json", R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 1099511627776, "num_attention_heads": 32, "vocab_size": 128256})");
+  const auto s = dir.write("s.json", scenario_with(R"({"preset": "llama3-8b"})", R"({"hf_config": "config.json"})"));
+  const Output r = run({"simulate", s.string(), "--fidelity", "fast"});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("config.json: /num_hidden_layers: expected an integer from 1 to 16384"));
+  // Sizes each within bounds but 10^18 parameters together: refused with the estimate.
+  dir.write("big.json", R"({"model_type": "llama", "hidden_size": 1048576, "intermediate_size": 16777216,
+      "num_hidden_layers": 16384, "num_attention_heads": 1024, "vocab_size": 128256})");
+  const auto b = dir.write("b.json", scenario_with(R"({"preset": "llama3-8b"})", R"({"hf_config": "big.json"})"));
+  const Output rb = run({"simulate", b.string(), "--fidelity", "fast"});
+  CHECK(rb.rc == 2);
+  CHECK_THAT(rb.err, Catch::Contains("big.json: /: expected a model of at most 1e15 parameters"));
+}
