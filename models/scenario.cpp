@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hardware/errors.hpp"
+#include "sim/nccl/nccl_version.hpp"
 
 namespace clustersim::models {
 
@@ -195,12 +196,21 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
   }
   o.finish();
   // Checks that need only this section and the cluster size.
-  const std::int64_t product = static_cast<std::int64_t>(p.data) * p.tensor * p.pipeline * p.context;
-  if (product != world_size) {
+  // Multiplied while the product is at most the world size (each factor is at most 2^20), so it
+  // cannot overflow whatever the file says.
+  std::int64_t product = 1;
+  bool too_many = false;
+  for (const int d : {p.data, p.tensor, p.pipeline, p.context}) {
+    if (product > world_size) too_many = true;
+    else product *= d;
+  }
+  too_many = too_many || product > world_size;
+  if (too_many || product != world_size) {
     throw InputError(v.file(), v.pointer(),
                      "data x tensor x pipeline x context = " + std::to_string(p.data) + " x " +
                          std::to_string(p.tensor) + " x " + std::to_string(p.pipeline) + " x " +
-                         std::to_string(p.context) + " = " + std::to_string(product) +
+                         std::to_string(p.context) + " = " +
+                         (too_many ? "more than " + std::to_string(world_size) : std::to_string(product)) +
                          ", but the cluster has " + std::to_string(world_size) +
                          " GPUs (nodes x gpus_per_node); expert parallelism is carved out of data x context");
   }
@@ -287,7 +297,14 @@ NcclSpec read_nccl(ValueReader v) {
         }
       }
     }
-    if (auto ver = o.maybe("version")) n.version = ver->as_string();
+    if (auto ver = o.maybe("version")) {
+      n.version = ver->as_string();
+      try {
+        (void)sim::nccl::NcclVersion::builtin(n.version);
+      } catch (const InputError& e) {
+        ver->fail_message(e.message());
+      }
+    }
     return n;
   });
 }

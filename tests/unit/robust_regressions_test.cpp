@@ -75,3 +75,24 @@ TEST_CASE("Fix: a config.json with 2^40 layers is refused up front instead of ha
   CHECK(rb.rc == 2);
   CHECK_THAT(rb.err, Catch::Contains("big.json: /: expected a model of at most 1e15 parameters"));
 }
+
+TEST_CASE("Fix: parallel sizes whose product overflows 64 bits are a layout error, not undefined behaviour",
+          "[unit][robust]") {
+  // Before: data x tensor x pipeline x context (each up to 2^20) was multiplied in int64: 2^80.
+  testing::TempDir dir;
+  const auto s = dir.write("s.json", scenario_with(R"("data": 4,)", R"("data": 1048576, "tensor": 1048576,
+      "pipeline": 1048576, "context": 1048576,)"));
+  const Output r = run({"simulate", s.string()});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("s.json: /parallelism: data x tensor x pipeline x context = 1048576 x 1048576 x "
+                                    "1048576 x 1048576 = more than 4, but the cluster has 4 GPUs"));
+}
+
+TEST_CASE("Fix: an unknown NCCL version in a scenario is reported at /nccl/version", "[unit][robust]") {
+  // Before: at /nccl/env (where the NCCL model's errors were relocated).
+  testing::TempDir dir;
+  const auto s = dir.write("s.json", scenario_with(R"("nccl": {"env": {}})", R"("nccl": {"version": "9.99"})"));
+  const Output r = run({"simulate", s.string()});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("s.json: /nccl/version: unknown NCCL version '9.99'"));
+}
