@@ -96,3 +96,31 @@ TEST_CASE("Fix: an unknown NCCL version in a scenario is reported at /nccl/versi
   CHECK(r.rc == 2);
   CHECK_THAT(r.err, Catch::Contains("s.json: /nccl/version: unknown NCCL version '9.99'"));
 }
+
+TEST_CASE("Fix: collective rejects a NaN or infinite -f, -n 0, pods not dividing the node, and names --nccl-version",
+          "[unit][robust]") {
+  const std::vector<std::string> base{"collective", "--op", "all_reduce", "--system", "p5.48xlarge"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run(a);
+  };
+  // Before: -f nan fell through to the additive sweep and -f inf to a single size, silently.
+  for (const char* f : {"nan", "inf", "-2"}) {
+    INFO(f);
+    const Output r = with({"-b", "8", "-e", "1M", "-f", f});
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains("-f: expected a finite step factor >= 0"));
+  }
+  const Output n = with({"-n", "0"});
+  CHECK(n.rc == 2);
+  CHECK_THAT(n.err, Catch::Contains("--iters"));
+  // Before: "/cluster/placement/gpus_per_pod: ..." (a scenario's pointer for a command-line flag).
+  const Output pod = with({"--gpus-per-pod", "3"});
+  CHECK(pod.rc == 2);
+  CHECK_THAT(pod.err, Catch::Contains("--gpus-per-pod: expected a divisor of the GPUs per node (8), got 3"));
+  // Before: the message did not say which flag.
+  const Output v = with({"--nccl-version", "1.0"});
+  CHECK(v.rc == 2);
+  CHECK_THAT(v.err, Catch::Contains("--nccl-version: unknown NCCL version '1.0'"));
+}
