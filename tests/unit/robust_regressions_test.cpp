@@ -124,3 +124,26 @@ TEST_CASE("Fix: collective rejects a NaN or infinite -f, -n 0, pods not dividing
   CHECK(v.rc == 2);
   CHECK_THAT(v.err, Catch::Contains("--nccl-version: unknown NCCL version '1.0'"));
 }
+
+TEST_CASE("Fix: calibrate fit reads each results file strictly and names it", "[unit][robust]") {
+  // Before: the fitters read the merged document: errors said "results: /collectives/0/nodes", and
+  // 10^12 nodes was truncated to int ("--nodes: expected at least 1 node, got -727379968").
+  testing::TempDir dir;
+  const std::string entry = R"({"schema_version": 1, "kind": "clustersim-calibration-results",
+    "tool": {"name": "nccl-tests", "version": "2.13", "command": "all_reduce_perf"},
+    "environment": {"hostname": "h", "date": "2026-01-01", "gpu_name": "NVIDIA H200", "gpu_count": 4},
+    "collectives": [{"op": "all_reduce", "nodes": NODES, "gpus_per_node": 4, "nranks": 4, "algo": "auto",
+      "proto": "auto", "channels": null, "env": {}, "dtype": "float", "redop": "sum", "root": -1, "in_place": false,
+      "warmup_iters": 5, "iters": 20, "points": [{"size_bytes": 1048576, "count": 262144, "time_us": 20.5,
+      "algbw_GBps": 51.2, "busbw_GBps": 76.7, "errors": 0}]}]})";
+  for (const char* nodes : {"1000000000000", "\"one\""}) {
+    INFO(nodes);
+    std::string text = entry;
+    text.replace(text.find("NODES"), 5, nodes);
+    const auto f = dir.write("r.json", text);
+    const Output r = run({"calibrate", "fit", f.string(), "-o", (dir.path() / "p.json").string()});
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.err, Catch::Contains(f.string() + ": /collectives/0/nodes: expected an integer"));
+    CHECK(!std::filesystem::exists(dir.path() / "p.json"));
+  }
+}
