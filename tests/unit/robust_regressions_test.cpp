@@ -147,3 +147,19 @@ TEST_CASE("Fix: calibrate fit reads each results file strictly and names it", "[
     CHECK(!std::filesystem::exists(dir.path() / "p.json"));
   }
 }
+
+TEST_CASE("Fix: a misspelt NCCL variable is an error with the fix, not a silent no-op", "[unit][robust]") {
+  // Before: NCCL_ALGOO=Ring was ignored with a warning, so the run used NCCL's default algorithm.
+  testing::TempDir dir;
+  const auto s = dir.write("s.json", scenario_with(R"("env": {})", R"("env": {"NCCL_ALGOO": "Ring"})"));
+  const Output r = run({"simulate", s.string(), "--fidelity", "fast"});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("s.json: /nccl/env: NCCL_ALGOO: not a variable NCCL reads; did you mean NCCL_ALGO?"));
+  const Output c = run({"collective", "--op", "all_reduce", "--system", "p5.48xlarge", "--env", "NCCL_P2P_LEVLE=NVL"});
+  CHECK(c.rc == 2);
+  CHECK_THAT(c.err, Catch::Contains("--env: NCCL_P2P_LEVLE: not a variable NCCL reads; did you mean NCCL_P2P_LEVEL?"));
+  // A name far from every known one may be an NCCL variable this model does not list: a warning.
+  const Output w = run({"collective", "--op", "all_reduce", "--system", "p5.48xlarge", "--env", "NCCL_NVB_DISABLE=1"});
+  CHECK(w.rc == 0);
+  CHECK_THAT(w.out, Catch::Contains("NCCL_NVB_DISABLE is not a variable NCCL reads (ignored)"));
+}
