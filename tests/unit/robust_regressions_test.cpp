@@ -163,3 +163,13 @@ TEST_CASE("Fix: a misspelt NCCL variable is an error with the fix, not a silent 
   CHECK(w.rc == 0);
   CHECK_THAT(w.out, Catch::Contains("NCCL_NVB_DISABLE is not a variable NCCL reads (ignored)"));
 }
+
+TEST_CASE("Fix: a misspelt subcommand is named, with a suggestion", "[unit][robust]") {
+  // Before: "A subcommand is required", as if none had been given.
+  const Output r = run({"simulat", "x.json"});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown subcommand 'simulat'; did you mean 'simulate'?"));
+  const Output c = run({"--catalog", ".", "colective"});
+  CHECK(c.rc == 2);
+  CHECK_THAT(c.err, Catch::Contains("unknown subcommand 'colective'; did you mean 'collective'?"));
+}
