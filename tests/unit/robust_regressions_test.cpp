@@ -173,3 +173,30 @@ TEST_CASE("Fix: a misspelt subcommand is named, with a suggestion", "[unit][robu
   CHECK(c.rc == 2);
   CHECK_THAT(c.err, Catch::Contains("unknown subcommand 'colective'; did you mean 'collective'?"));
 }
+
+TEST_CASE("Fix: nccl-tests logs with numbers too long for an int are bad input, not a crash", "[unit][robust]") {
+  // Before: std::stoi threw std::out_of_range: "clustersim: failure: stoi", exit 1.
+  testing::TempDir dir;
+  const auto log = dir.write("rank.log",
+                             "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 99999999999 "
+                             "iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+                             "#  Rank 99999999999 Group  0 Pid   1 on h device  0 [0000:01:00] NVIDIA H200\n");
+  const Output r = run({"calibrate", "import-nccl-tests", log.string(), "--op", "all_reduce"});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("rank.log: line 1: expected a warmup count of at most 9 digits, got '99999999999'"));
+}
+
+TEST_CASE("Fix: a log line of megabytes is skipped with a warning instead of overflowing std::regex's stack",
+          "[unit][robust]") {
+  // Before: a 2 MB line that a regex had to scan to its end crashed the process (SIGSEGV).
+  testing::TempDir dir;
+  std::ifstream in(testing::source_dir() / "tests" / "data" / "nccl_tests_logs" / "all_reduce_4gpu_format_sample.log");
+  std::stringstream sample;
+  sample << in.rdbuf();
+  const auto log = dir.write("long.log", "# nccl-tests version 2.13.10 " + std::string(2'000'000, 'x') +
+                                             " nccl-library=22809\n" + sample.str());
+  const Output r = run({"calibrate", "import-nccl-tests", log.string(), "--op", "all_reduce"});
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.err, Catch::Contains("long.log: skipped 1 line(s) longer than 8192 characters (first: line 1)"));
+  CHECK_THAT(r.out, Catch::Contains("\"size_bytes\""));
+}
