@@ -200,3 +200,19 @@ TEST_CASE("Fix: a log line of megabytes is skipped with a warning instead of ove
   CHECK_THAT(r.err, Catch::Contains("long.log: skipped 1 line(s) longer than 8192 characters (first: line 1)"));
   CHECK_THAT(r.out, Catch::Contains("\"size_bytes\""));
 }
+
+TEST_CASE("Fix: the event simulation is refused up front beyond 262,144 GPUs instead of exhausting memory",
+          "[unit][robust][scale]") {
+  // Before: 1,000,000 nodes x 8 GPUs (accepted by the scenario reader) needed about 60 GB.
+  testing::TempDir dir;
+  const auto s = dir.write("big.json", R"({"schema_version": 1, "model": {"preset": "llama3.2-1b"},
+    "training": {"seq_len": 2048, "micro_batch_size": 1, "global_batch_size": 65600},
+    "parallelism": {"data": 65600, "tensor": 4},
+    "cluster": {"system": "p5.48xlarge", "nodes": 32800, "gpus_per_node": 8}})");
+  const Output r = run({"simulate", s.string()});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("big.json: /cluster/nodes: the event simulation is bounded at 262144 GPUs (about "
+                                    "2 GB of memory); this cluster has 262400: use --fidelity fast, or fewer nodes"));
+  // The closed form runs at that size.
+  CHECK(run({"simulate", s.string(), "--fidelity", "fast"}).rc == 0);
+}
