@@ -399,41 +399,22 @@ void Catalog::add_file(std::string_view file, std::string_view text, int layer) 
       origin_[key] = {layer, std::string(file)};
       sources_[id] = src;
     }
-    if (auto a = top.maybe("gpus")) {
+    // Each named kind: read every entry, claim its name in this layer, replace any earlier layer's.
+    auto add_named = [&](std::string_view key, std::string_view kind, auto& map, auto read) {
+      auto a = top.maybe(key);
+      if (!a) return;
       for (auto& e : a->as_array()) {
-        GpuSpec g = read_gpu(e, reader);
-        claim("gpu", g.name, e);
-        gpus_[g.name] = std::move(g);
+        auto spec = read(e, reader);
+        claim(kind, spec.name, e);
+        std::string name = spec.name;
+        map[name] = std::move(spec);
       }
-    }
-    if (auto a = top.maybe("systems")) {
-      for (auto& e : a->as_array()) {
-        SystemSpec s = read_system(e, reader);
-        claim("system", s.name, e);
-        systems_[s.name] = std::move(s);
-      }
-    }
-    if (auto a = top.maybe("instances")) {
-      for (auto& e : a->as_array()) {
-        InstanceSpec s = read_instance(e, reader);
-        claim("instance", s.name, e);
-        instances_[s.name] = std::move(s);
-      }
-    }
-    if (auto a = top.maybe("fabrics")) {
-      for (auto& e : a->as_array()) {
-        FabricSpec s = read_fabric(e, reader);
-        claim("fabric", s.name, e);
-        fabrics_[s.name] = std::move(s);
-      }
-    }
-    if (auto a = top.maybe("storage")) {
-      for (auto& e : a->as_array()) {
-        StorageSpec s = read_storage(e, reader);
-        claim("storage", s.name, e);
-        storage_[s.name] = std::move(s);
-      }
-    }
+    };
+    add_named("gpus", "gpu", gpus_, read_gpu);
+    add_named("systems", "system", systems_, read_system);
+    add_named("instances", "instance", instances_, read_instance);
+    add_named("fabrics", "fabric", fabrics_, read_fabric);
+    add_named("storage", "storage", storage_, read_storage);
     if (auto a = top.maybe("prices")) {
       for (auto& e : a->as_array()) {
         PriceEntry p = read_price(e, reader);

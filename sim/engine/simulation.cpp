@@ -45,10 +45,13 @@ bool Simulation::cancel(EventId id) {
   return true;
 }
 
-bool Simulation::step() {
+bool Simulation::step() { return step_within(TimePoint::zero()); }
+
+bool Simulation::step_within(TimePoint limit) {
   if (queue_.empty()) return false;
   EventQueue::Fired fired = queue_.pop();
   now_ = fired.time;
+  limit_ = limit;
   ++counts_.handled;
   if (fired.handler != nullptr) {
     fired.handler->handle_event(*this, fired.tag);
@@ -59,15 +62,24 @@ bool Simulation::step() {
 }
 
 void Simulation::run() {
-  while (step()) {
+  while (step_within(TimePoint::max())) {
   }
+}
+
+bool Simulation::advance_to(TimePoint t) {
+  if (t < now_ || t > limit_) return false;
+  if (!queue_.empty() && queue_.next_time() <= t) return false;
+  now_ = t;
+  ++counts_.scheduled;
+  ++counts_.handled;
+  return true;
 }
 
 void Simulation::run_until(TimePoint end) {
   if (end < now_) {
     throw std::logic_error("run_until " + format_time(end) + " is before the clock, " + format_time(now_));
   }
-  while (!queue_.empty() && queue_.next_time() <= end) step();
+  while (!queue_.empty() && queue_.next_time() <= end) step_within(end);
   now_ = end;
 }
 

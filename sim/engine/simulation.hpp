@@ -70,6 +70,13 @@ class Simulation {
   // Handles every event at time <= end, then moves the clock to `end` (if it is later).
   void run_until(TimePoint end);
 
+  // For a model inside its event handler: move the clock forward to `t` and carry on as if an
+  // event of its own at `t` had just been taken from the queue, saving the round trip through it.
+  // Allowed only when that is exactly what would happen next: no other event is queued at or
+  // before `t`, and `t` is within the run in progress (run_until's end; a single step() allows no
+  // move). Counts as one event scheduled and handled. Returns false, changing nothing, otherwise.
+  bool advance_to(TimePoint t);
+
   const EventCounts& counts() const { return counts_; }
   // Throws RuntimeError when an event was neither handled nor cancelled, or a model holds work.
   void check_all_handled() const;
@@ -86,8 +93,10 @@ class Simulation {
 
  private:
   void check_not_past(TimePoint when) const;
+  bool step_within(TimePoint limit);
 
   TimePoint now_;
+  TimePoint limit_;  // how far advance_to may move the clock during the event in progress
   EventQueue queue_;
   EventCounts counts_;
   // Destroyed before the queue: a model may hold event ids but never outlives its simulation.

@@ -1,6 +1,7 @@
 #include "sim/net/flow_network.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -27,7 +28,10 @@ std::int64_t completion_ps(std::int64_t now_ps, double left, double rate) {
 }  // namespace
 
 FlowNetwork::FlowNetwork(Simulation& sim, const Topology& topology, FlowNetworkOptions options)
-    : sim_(sim), topology_(topology), router_(topology, options.routing), solver_(link_capacities(topology)) {}
+    : sim_(sim),
+      topology_(topology),
+      router_(topology, options.routing),
+      solver_(link_capacities(topology), topology.never_overloaded_links()) {}
 
 FlowNetwork::~FlowNetwork() {
   if (wake_.valid()) sim_.cancel(wake_);
@@ -39,53 +43,78 @@ std::uint32_t FlowNetwork::allocate_slot() {
     free_slots_.pop_back();
     return s;
   }
-  const auto s = static_cast<std::uint32_t>(generation_.size());
-  generation_.push_back(0);
-  state_.push_back(FREE);
-  seq_.push_back(0);
-  start_ps_.push_back(0);
-  bytes_.push_back(0);
-  left_.push_back(0);
-  last_ps_.push_back(0);
-  cap_.push_back(MaxMinSolver::NO_CAP);
-  handler_.push_back(nullptr);
-  function_.push_back(NO_INDEX);
-  tag_.push_back(0);
-  latent_route_.push_back(NO_INDEX);
+  const auto s = static_cast<std::uint32_t>(flows_.size());
+  flows_.emplace_back();
   return s;
 }
 
 void FlowNetwork::release_slot(std::uint32_t slot) {
-  state_[slot] = FREE;
-  ++generation_[slot];
-  handler_[slot] = nullptr;
-  if (function_[slot] != NO_INDEX) {
-    functions_[function_[slot]] = nullptr;
-    free_functions_.push_back(function_[slot]);
-    function_[slot] = NO_INDEX;
+  flows_[slot].state = FREE;
+  ++flows_[slot].generation;
+  flows_[slot].handler = nullptr;
+  if (flows_[slot].function != NO_INDEX) {
+    functions_[flows_[slot].function] = nullptr;
+    free_functions_.push_back(flows_[slot].function);
+    flows_[slot].function = NO_INDEX;
   }
-  if (latent_route_[slot] != NO_INDEX) {
-    free_routes_.push_back(latent_route_[slot]);
-    latent_route_[slot] = NO_INDEX;
+  if (flows_[slot].latent_route != NO_INDEX) {
+    free_routes_.push_back(flows_[slot].latent_route);
+    flows_[slot].latent_route = NO_INDEX;
   }
   free_slots_.push_back(slot);
   --in_flight_;
 }
 
 bool FlowNetwork::live(FlowId id) const {
-  return id.slot < state_.size() && state_[id.slot] != FREE && generation_[id.slot] == id.generation;
+  return id.slot < flows_.size() && flows_[id.slot].state != FREE && flows_[id.slot].generation == id.generation;
+}
+
+void FlowNetwork::check_endpoint(VertexId v) const {
+  if (v >= topology_.vertex_count()) throw std::out_of_range("vertex id " + std::to_string(v) + " out of range");
+  const VertexKind k = topology_.vertex(v).kind;
+  if (k == VertexKind::LEAF_SWITCH || k == VertexKind::SPINE_SWITCH) {
+    throw std::invalid_argument("a transfer cannot start or end at a network switch (" + topology_.describe_vertex(v) +
+                                ")");
+  }
+}
+
+void FlowNetwork::check_route(const Route& route) const {
+  // Network switches a route passes through: none may come twice (never_overloaded_links relies
+  // on it); other vertices may (a copy staged in host memory goes socket -> memory -> socket).
+  std::array<VertexId, Route::MAX_HOPS> switches{};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < route.size(); ++i) {
+    const LinkId l = route[i];
+    if (l >= topology_.link_count()) throw std::out_of_range("link id " + std::to_string(l) + " out of range");
+    const Link& link = topology_.links()[l];
+    if (i == 0) {
+      check_endpoint(link.from);
+    } else if (topology_.links()[route[i - 1]].to != link.from) {
+      throw std::invalid_argument("route is not a path: " + topology_.describe_link(route[i - 1]) + " then " +
+                                  topology_.describe_link(l));
+    }
+    const VertexKind k = topology_.vertex(link.to).kind;
+    if (k != VertexKind::LEAF_SWITCH && k != VertexKind::SPINE_SWITCH) continue;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (switches[j] == link.to) {
+        throw std::invalid_argument("route passes through " + topology_.describe_vertex(link.to) + " twice");
+      }
+    }
+    switches[n++] = link.to;
+  }
+  if (!route.empty()) check_endpoint(topology_.links()[route[route.size() - 1]].to);
 }
 
 FlowId FlowNetwork::transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComplete on_complete,
                              const FlowOptions& options) {
+  check_endpoint(src);
+  check_endpoint(dst);
   const Route r = router_.route(src, dst, options.path_hint);
   return start(r, bytes, on_complete.handler_, std::move(on_complete.fn_), options);
 }
 
 FlowId FlowNetwork::transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete, const FlowOptions& options) {
-  for (LinkId l : route.links()) {
-    if (l >= topology_.link_count()) throw std::out_of_range("link id " + std::to_string(l) + " out of range");
-  }
+  check_route(route);
   return start(route, bytes, on_complete.handler_, std::move(on_complete.fn_), options);
 }
 
@@ -93,8 +122,7 @@ void FlowNetwork::transfer_many(std::span<const BulkTransfer> transfers, FlowHan
                                 std::vector<FlowId>* ids) {
   for (const BulkTransfer& t : transfers) {
     const FlowId id = t.route != nullptr ? transfer(*t.route, t.bytes, handler, t.options)
-                                         : start(router_.route(t.src, t.dst, t.options.path_hint), t.bytes, &handler,
-                                                 nullptr, t.options);
+                                         : transfer(t.src, t.dst, t.bytes, handler, t.options);
     if (ids != nullptr) ids->push_back(id);
   }
 }
@@ -111,13 +139,13 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
   }
   const std::uint32_t slot = allocate_slot();
   ++in_flight_;
-  state_[slot] = LATENT;
-  seq_[slot] = next_seq_++;
-  start_ps_[slot] = sim_.now().picoseconds();
-  bytes_[slot] = bytes.count();
-  cap_[slot] = cap;
-  handler_[slot] = handler;
-  tag_[slot] = options.tag;
+  flows_[slot].state = LATENT;
+  flows_[slot].seq = next_seq_++;
+  flows_[slot].start_ps = sim_.now().picoseconds();
+  flows_[slot].bytes = bytes.count();
+  flows_[slot].cap = cap;
+  flows_[slot].handler = handler;
+  flows_[slot].tag = options.tag;
   if (fn) {
     std::uint32_t f;
     if (!free_functions_.empty()) {
@@ -128,10 +156,10 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
       f = static_cast<std::uint32_t>(functions_.size());
       functions_.push_back(std::move(fn));
     }
-    function_[slot] = f;
+    flows_[slot].function = f;
   }
   const Duration latency = router_.latency(route);
-  const FlowId id{slot, generation_[slot]};
+  const FlowId id{slot, flows_[slot].generation};
   if (latency == Duration::zero() && in_event_) {
     // Started by a completion callback with nothing to wait for: it joins the rates that the
     // event in progress recomputes when its callbacks are done.
@@ -147,39 +175,39 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
     r = static_cast<std::uint32_t>(routes_.size());
     routes_.push_back(route);
   }
-  latent_route_[slot] = r;
+  flows_[slot].latent_route = r;
   if (latency == Duration::zero()) {
     ready_.push_back(id);
   } else {
-    latent_.push(slot, Key{(sim_.now() + latency).picoseconds(), seq_[slot]});
+    latent_.push(slot, Key{(sim_.now() + latency).picoseconds(), flows_[slot].seq});
   }
   arm(sim_.now() + latency);
   return id;
 }
 
 void FlowNetwork::activate_latent(std::uint32_t slot) {
-  activate(slot, routes_[latent_route_[slot]]);
-  free_routes_.push_back(latent_route_[slot]);
-  latent_route_[slot] = NO_INDEX;
+  activate(slot, routes_[flows_[slot].latent_route]);
+  free_routes_.push_back(flows_[slot].latent_route);
+  flows_[slot].latent_route = NO_INDEX;
 }
 
 void FlowNetwork::activate(std::uint32_t slot, const Route& route) {
-  state_[slot] = ACTIVE;
-  left_[slot] = static_cast<double>(bytes_[slot]);
-  last_ps_[slot] = sim_.now().picoseconds();
-  const bool instant = bytes_[slot] == 0 || (route.empty() && cap_[slot] == MaxMinSolver::NO_CAP);
+  flows_[slot].state = ACTIVE;
+  flows_[slot].left = static_cast<double>(flows_[slot].bytes);
+  flows_[slot].last_ps = sim_.now().picoseconds();
+  const bool instant = flows_[slot].bytes == 0 || (route.empty() && flows_[slot].cap == MaxMinSolver::NO_CAP);
   if (instant) {
     finish(slot);
   } else {
-    solver_.add_flow(slot, route.links(), cap_[slot]);
+    solver_.add_flow(slot, route.links(), flows_[slot].cap);
   }
 }
 
 bool FlowNetwork::cancel(FlowId id) {
-  if (!live(id) || state_[id.slot] == FINISHING) return false;
+  if (!live(id) || flows_[id.slot].state == FINISHING) return false;
   const std::uint32_t slot = id.slot;
   latent_.erase(slot);  // a flow in ready_ is skipped there once its generation has moved on
-  if (state_[slot] == ACTIVE) {
+  if (flows_[slot].state == ACTIVE) {
     completions_.erase(slot);
     solver_.set_time(sim_.now().picoseconds());
     solver_.remove_flow(slot, moved(slot));
@@ -190,26 +218,26 @@ bool FlowNetwork::cancel(FlowId id) {
 }
 
 FlowState FlowNetwork::state(FlowId id) const {
-  if (!live(id) || state_[id.slot] == FINISHING) return FlowState::GONE;
-  return state_[id.slot] == LATENT ? FlowState::LATENT : FlowState::ACTIVE;
+  if (!live(id) || flows_[id.slot].state == FINISHING) return FlowState::GONE;
+  return flows_[id.slot].state == LATENT ? FlowState::LATENT : FlowState::ACTIVE;
 }
 
 Bandwidth FlowNetwork::rate(FlowId id) const {
-  if (!live(id) || state_[id.slot] != ACTIVE) return Bandwidth{};
+  if (!live(id) || flows_[id.slot].state != ACTIVE) return Bandwidth{};
   return Bandwidth::bytes_per_second(solver_.rate(id.slot));
 }
 
 // Bytes an active flow has moved by now.
 double FlowNetwork::moved(std::uint32_t slot) const {
   const double left_now =
-      left_[slot] - solver_.rate(slot) * static_cast<double>(sim_.now().picoseconds() - last_ps_[slot]) * 1e-12;
-  return static_cast<double>(bytes_[slot]) - std::max(0.0, left_now);
+      flows_[slot].left - solver_.rate(slot) * static_cast<double>(sim_.now().picoseconds() - flows_[slot].last_ps) * 1e-12;
+  return static_cast<double>(flows_[slot].bytes) - std::max(0.0, left_now);
 }
 
 Bytes FlowNetwork::remaining(FlowId id) const {
-  if (!live(id) || state_[id.slot] == FINISHING) return Bytes{};
-  if (state_[id.slot] == LATENT) return Bytes::of(bytes_[id.slot]);
-  return Bytes::from_double(static_cast<double>(bytes_[id.slot]) - moved(id.slot));
+  if (!live(id) || flows_[id.slot].state == FINISHING) return Bytes{};
+  if (flows_[id.slot].state == LATENT) return Bytes::of(flows_[id.slot].bytes);
+  return Bytes::from_double(static_cast<double>(flows_[id.slot].bytes) - moved(id.slot));
 }
 
 LinkUsage FlowNetwork::link_usage(LinkId link) const {
@@ -237,7 +265,7 @@ std::vector<LinkId> FlowNetwork::busiest_links(std::size_t count) const {
 void FlowNetwork::describe_unfinished(std::vector<std::string>& out) const {
   if (in_flight_ == 0) return;
   std::size_t latent = 0;
-  for (std::uint8_t s : state_) latent += s == LATENT ? 1 : 0;
+  for (const FlowRecord& f : flows_) latent += f.state == LATENT ? 1 : 0;
   out.push_back(std::to_string(in_flight_) + " flows still in flight (" + std::to_string(in_flight_ - latent) +
                 " moving, " + std::to_string(latent) + " in their start latency)");
 }
@@ -245,12 +273,8 @@ void FlowNetwork::describe_unfinished(std::vector<std::string>& out) const {
 std::size_t FlowNetwork::memory_bytes() const {
   std::size_t b = solver_.memory_bytes() + completions_.memory_bytes() + latent_.memory_bytes() +
                   ready_.capacity() * sizeof(FlowId);
-  b += generation_.capacity() * sizeof(std::uint32_t) + state_.capacity() + seq_.capacity() * sizeof(std::uint64_t);
-  b += (start_ps_.capacity() + bytes_.capacity() + last_ps_.capacity()) * sizeof(std::int64_t);
-  b += (left_.capacity() + cap_.capacity()) * sizeof(double);
-  b += handler_.capacity() * sizeof(FlowHandler*) + tag_.capacity() * sizeof(std::uint64_t);
-  b += (function_.capacity() + latent_route_.capacity() + free_slots_.capacity() + free_functions_.capacity() +
-        free_routes_.capacity() + finished_.capacity()) *
+  b += flows_.capacity() * sizeof(FlowRecord);
+  b += (free_slots_.capacity() + free_functions_.capacity() + free_routes_.capacity() + finished_.capacity()) *
        sizeof(std::uint32_t);
   b += functions_.capacity() * sizeof(FlowFunction) + routes_.capacity() * sizeof(Route);
   return b;
@@ -265,10 +289,7 @@ void FlowNetwork::arm(TimePoint t) {
 }
 
 void FlowNetwork::rearm() {
-  TimePoint next = TimePoint::max();
-  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key().time);
-  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key().time));
-  if (ready_head_ < ready_.size() || solver_.needs_solve()) next = sim_.now();
+  const TimePoint next = next_time();
   if (next == TimePoint::max()) {
     if (wake_.valid()) sim_.cancel(wake_);
     wake_ = EventId{};
@@ -285,14 +306,14 @@ void FlowNetwork::apply_rate_changes() {
   const std::int64_t now = sim_.now().picoseconds();
   for (const MaxMinSolver::RateChange& c : solver_.solve()) {
     const std::uint32_t f = c.flow;
-    left_[f] = std::max(0.0, left_[f] - c.old_rate * static_cast<double>(now - last_ps_[f]) * 1e-12);
-    last_ps_[f] = now;
-    completions_.push_or_update(f, Key{completion_ps(now, left_[f], c.new_rate), seq_[f]});
+    flows_[f].left = std::max(0.0, flows_[f].left - c.old_rate * static_cast<double>(now - flows_[f].last_ps) * 1e-12);
+    flows_[f].last_ps = now;
+    completions_.push_or_update(f, Key{completion_ps(now, flows_[f].left, c.new_rate), flows_[f].seq});
   }
 }
 
 void FlowNetwork::finish(std::uint32_t slot) {
-  state_[slot] = FINISHING;
+  flows_[slot].state = FINISHING;
   finished_.push_back(slot);
 }
 
@@ -300,6 +321,32 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
   wake_ = EventId{};
   wake_time_ = TimePoint::max();
   in_event_ = true;
+  try {
+    for (;;) {
+      process_due(sim);
+      // Go straight on to the network's next time when nothing else comes first.
+      const TimePoint next = next_time();
+      if (next == TimePoint::max() || next == sim.now() || !sim.advance_to(next)) break;
+    }
+  } catch (...) {
+    in_event_ = false;
+    throw;
+  }
+  in_event_ = false;
+  rearm();
+}
+
+TimePoint FlowNetwork::next_time() const {
+  TimePoint next = TimePoint::max();
+  if (!completions_.empty()) next = TimePoint::from_picoseconds(completions_.top_key().time);
+  if (!latent_.empty()) next = std::min(next, TimePoint::from_picoseconds(latent_.top_key().time));
+  if (ready_head_ < ready_.size() || solver_.needs_solve()) next = sim_.now();
+  return next;
+}
+
+// Everything due at the current time: ends of latencies, completions and their callbacks, then
+// one recomputation of rates.
+void FlowNetwork::process_due(Simulation& sim) {
   const std::int64_t now = sim.now().picoseconds();
   solver_.set_time(now);
   try {
@@ -313,7 +360,7 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
         int source = 0;
         if (ready_head_ < ready_.size()) {
           pick = ready_[ready_head_].slot;
-          best = Key{now, seq_[pick]};
+          best = Key{now, flows_[pick].seq};
           source = 1;
         }
         if (!latent_.empty() && latent_.top_key().time <= now && latent_.top_key() < best) {
@@ -335,7 +382,7 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
           activate_latent(pick);
         } else {
           completions_.pop();
-          solver_.remove_flow(pick, static_cast<double>(bytes_[pick]));
+          solver_.remove_flow(pick, static_cast<double>(flows_[pick].bytes));
           finish(pick);
         }
       }
@@ -348,14 +395,14 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
       for (std::size_t i = 0; i < finished_.size(); ++i) {
         const std::uint32_t f = finished_[i];
         FlowCompletion done;
-        done.id = FlowId{f, generation_[f]};
-        done.tag = tag_[f];
-        done.started = TimePoint::from_picoseconds(start_ps_[f]);
+        done.id = FlowId{f, flows_[f].generation};
+        done.tag = flows_[f].tag;
+        done.started = TimePoint::from_picoseconds(flows_[f].start_ps);
         done.finished = sim.now();
-        done.bytes = Bytes::of(bytes_[f]);
-        FlowHandler* handler = handler_[f];
+        done.bytes = Bytes::of(flows_[f].bytes);
+        FlowHandler* handler = flows_[f].handler;
         FlowFunction fn;
-        if (function_[f] != NO_INDEX) fn = std::move(functions_[function_[f]]);
+        if (flows_[f].function != NO_INDEX) fn = std::move(functions_[flows_[f].function]);
         release_slot(f);
         ++completed_count_;
         if (handler != nullptr) handler->on_flow_complete(done);
@@ -367,14 +414,11 @@ void FlowNetwork::handle_event(Simulation& sim, std::uint64_t /*tag*/) {
   } catch (...) {
     // A callback threw: the flows it had not reached are done all the same.
     for (const std::uint32_t f : finished_) {
-      if (state_[f] == FINISHING) release_slot(f);
+      if (flows_[f].state == FINISHING) release_slot(f);
     }
     finished_.clear();
-    in_event_ = false;
     throw;
   }
-  in_event_ = false;
-  rearm();
 }
 
 }  // namespace clustersim::sim

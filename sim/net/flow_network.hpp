@@ -4,7 +4,8 @@
 //
 // A flow of B bytes on a route R with an optional rate cap c:
 //   t_start            when transfer() is called;
-//   t_active = t_start + sum_{l in R} latency_l  (the route's latency, paid once, before any byte moves);
+//   t_active = t_start + sum_{l in R} latency_l (the route's latency, paid once, before any byte
+//              moves);
 //   then its bytes move at its max-min fair rate r(t) (max_min_solver.hpp), which changes whenever
 //   a flow starts or ends anywhere its bottleneck can feel it;
 //   t_end: the first time with integral_{t_active}^{t_end} r(t) dt = B, rounded once to the
@@ -14,10 +15,11 @@
 // Bookkeeping is lazy: a flow holds (bytes left at t_last, rate since t_last); only when its rate
 // changes are its bytes brought up to date and its completion predicted again:
 //   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
-// Predicted completions and the ends of start latencies sit in one indexed binary heap keyed by
+// Predicted completions and the ends of start latencies sit in indexed binary heaps keyed by
 // (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
 // list for the event at the current time); the network keeps a single engine event armed at the
-// earliest of them.
+// earliest of them, and when its event is done goes straight on to its next time if nothing else
+// is due first (Simulation::advance_to).
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their
@@ -118,10 +120,13 @@ class FlowNetwork final : public Model, private EventHandler {
   const Topology& topology() const { return topology_; }
   Simulation& simulation() { return sim_; }
 
-  // Starts a transfer of `bytes` from src to dst on the router's route.
+  // Starts a transfer of `bytes` from src to dst on the router's route. Endpoints are devices
+  // (GPU, NIC, host memory, CPU socket, PCIe switch, NVSwitch), never network switches.
   FlowId transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComplete on_complete = {},
                   const FlowOptions& options = {});
-  // Starts a transfer along an explicit route (link ids, in order).
+  // Starts a transfer along an explicit route: link ids in order, each starting where the previous
+  // one ended, passing through no network switch twice, not starting or ending at one
+  // (std::invalid_argument otherwise). Routes may be concatenations (GPU -> host memory -> GPU).
   FlowId transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete = {}, const FlowOptions& options = {});
 
   // Many transfers at once, all reporting to one handler (rates are recomputed once for all).
@@ -166,6 +171,10 @@ class FlowNetwork final : public Model, private EventHandler {
   };
 
   void handle_event(Simulation& sim, std::uint64_t tag) override;
+  void process_due(Simulation& sim);
+  TimePoint next_time() const;
+  void check_endpoint(VertexId v) const;
+  void check_route(const Route& route) const;
   FlowId start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn, const FlowOptions& options);
   std::uint32_t allocate_slot();
   void release_slot(std::uint32_t slot);
@@ -184,18 +193,21 @@ class FlowNetwork final : public Model, private EventHandler {
   MaxMinSolver solver_;
 
   // Per flow slot.
-  std::vector<std::uint32_t> generation_;
-  std::vector<std::uint8_t> state_;
-  std::vector<std::uint64_t> seq_;
-  std::vector<std::int64_t> start_ps_;
-  std::vector<std::int64_t> bytes_;
-  std::vector<double> left_;        // bytes left at last_ps_
-  std::vector<std::int64_t> last_ps_;
-  std::vector<double> cap_;
-  std::vector<FlowHandler*> handler_;
-  std::vector<std::uint32_t> function_;  // index in functions_, or NO_FUNCTION
-  std::vector<std::uint64_t> tag_;
-  std::vector<std::uint32_t> latent_route_;  // index in routes_ while latent
+  struct FlowRecord {
+    std::uint64_t seq = 0;
+    std::int64_t start_ps = 0;
+    std::int64_t bytes = 0;
+    double left = 0;  // bytes left at last_ps
+    std::int64_t last_ps = 0;
+    double cap = 0;
+    FlowHandler* handler = nullptr;
+    std::uint64_t tag = 0;
+    std::uint32_t generation = 0;
+    std::uint32_t function = UINT32_MAX;      // index in functions_, or none
+    std::uint32_t latent_route = UINT32_MAX;  // index in routes_ while latent
+    std::uint8_t state = FREE;
+  };
+  std::vector<FlowRecord> flows_;  // by slot
   std::vector<std::uint32_t> free_slots_;
 
   std::vector<FlowFunction> functions_;

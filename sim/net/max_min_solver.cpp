@@ -1,4 +1,5 @@
 #include "sim/net/max_min_solver.hpp"
+#include "sim/net/max_min_detail.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -8,24 +9,14 @@
 
 namespace clustersim::sim {
 
-namespace {
-// A link is saturated when its load is within this fraction of its capacity; two rates within
-// this fraction of each other count as equal.
-constexpr double TOLERANCE = 1e-9;
-// A rate that moves by less than this fraction of itself is left as it was.
-constexpr double RATE_TOLERANCE = 1e-12;
+using max_min_detail::for_each_bit;
+using max_min_detail::RATE_TOLERANCE;
+using max_min_detail::TOLERANCE;
 
-// Calls fn(h) for each set bit h of mask, lowest first.
-template <class F>
-void for_each_bit(std::uint32_t mask, F&& fn) {
-  while (mask != 0) {
-    fn(static_cast<std::uint32_t>(std::countr_zero(mask)));
-    mask &= mask - 1;
+MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const std::uint8_t> never_binds) {
+  if (!never_binds.empty() && never_binds.size() != capacities.size()) {
+    throw std::invalid_argument("never_binds must have one entry per link");
   }
-}
-}  // namespace
-
-MaxMinSolver::MaxMinSolver(std::span<const double> capacities) {
   links_.resize(capacities.size());
   for (std::size_t l = 0; l < capacities.size(); ++l) {
     const double c = capacities[l];
@@ -34,9 +25,8 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities) {
     }
     links_[l].capacity = c;
     links_[l].threshold = c * (1 - TOLERANCE);
+    links_[l].never_binds = !never_binds.empty() && never_binds[l] != 0;
   }
-  stats_.resize(capacities.size());
-  members_.resize(capacities.size());
   free_hops_.resize(MAX_HOPS + 1);
 }
 
@@ -55,6 +45,7 @@ std::uint32_t MaxMinSolver::allocate_hops(std::size_t n) {
   }
   const auto b = static_cast<std::uint32_t>(hops_.size());
   hops_.resize(hops_.size() + n);
+  hop_next_.resize(hops_.size());
   return b;
 }
 
@@ -63,13 +54,25 @@ void MaxMinSolver::note_saturation(LinkId l) {
   Link& k = links_[l];
   const bool now_saturated = k.hot && is_saturated(k);
   if (now_saturated == k.saturated) return;
-  LinkStats& s = stats_[l];
   if (now_saturated) {
-    s.saturated_since = now_ps_;
+    k.saturated_since = now_ps_;
   } else {
-    s.saturated_ps += now_ps_ - s.saturated_since;
+    k.saturated_ps += now_ps_ - k.saturated_since;
   }
   k.saturated = now_saturated;
+}
+
+// A link that never binds: integrate the bytes it carried so far, then change its load.
+void MaxMinSolver::add_unlisted_load(Link& k, double delta) {
+  k.bytes += k.load * static_cast<double>(now_ps_ - k.bytes_since) * 1e-12;
+  k.bytes_since = now_ps_;
+  k.load = std::max(0.0, k.load + delta);
+}
+
+// After a flow's rate changed: the links that never bind follow it (hot links are set by the fill).
+void MaxMinSolver::apply_new_rate(std::uint32_t flow, double old_rate, double new_rate) {
+  const Flow& f = flows_[flow];
+  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(links_[hops_[f.hop_begin + h].link], new_rate - old_rate); });
 }
 
 // The link's flows could now fill it: keep its load from here on and mark it in their masks.
@@ -77,10 +80,10 @@ void MaxMinSolver::turn_hot(LinkId l) {
   Link& k = links_[l];
   k.hot = true;
   double load = 0;
-  for (const LinkMember& m : members_[l]) {
+  for (const LinkMember& m : k.members) {
     Flow& f = flows_[m.flow];
     load += f.rate;
-    f.hot_mask |= 1U << m.hop;
+    f.hot_mask |= 1U << (m.hop - f.hop_begin);
   }
   k.load = load;
   note_saturation(l);
@@ -89,29 +92,31 @@ void MaxMinSolver::turn_hot(LinkId l) {
 void MaxMinSolver::turn_cold(LinkId l) {
   Link& k = links_[l];
   k.hot = false;
-  for (const LinkMember& m : members_[l]) flows_[m.flow].hot_mask &= ~(1U << m.hop);
+  for (const LinkMember& m : k.members) {
+    Flow& f = flows_[m.flow];
+    f.hot_mask &= ~(1U << (m.hop - f.hop_begin));
+  }
   k.load = 0;
   note_saturation(l);
 }
 
 double MaxMinSolver::load(LinkId l) const {
   const Link& k = links_.at(l);
-  if (k.hot) return k.load;
+  if (k.hot || k.never_binds) return k.load;
   double sum = 0;
-  for (const LinkMember& m : members_[l]) sum += flows_[m.flow].rate;
+  for (const LinkMember& m : k.members) sum += flows_[m.flow].rate;
   return sum;
 }
 
 LinkUsage MaxMinSolver::usage(LinkId l, std::int64_t now_ps) const {
-  const LinkStats& s = stats_.at(l);
-  const Link& k = links_[l];
+  const Link& k = links_.at(l);
   LinkUsage u;
-  u.bytes = s.bytes;
-  u.busy_ps = s.busy_ps + (members_[l].empty() ? 0 : now_ps - s.busy_since);
-  u.saturated_ps = s.saturated_ps + (k.saturated ? now_ps - s.saturated_since : 0);
+  u.bytes = k.bytes + (k.never_binds ? k.load * static_cast<double>(now_ps - k.bytes_since) * 1e-12 : 0.0);
+  u.busy_ps = k.busy_ps + (k.flows == 0 ? 0 : now_ps - k.busy_since);
+  u.saturated_ps = k.saturated_ps + (k.saturated ? now_ps - k.saturated_since : 0);
   u.load = load(l);
-  u.flows = static_cast<std::uint32_t>(members_[l].size());
-  u.peak_flows = s.peak_flows;
+  u.flows = k.flows;
+  u.peak_flows = k.peak_flows;
   return u;
 }
 
@@ -136,15 +141,19 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   f.state = PENDING;
   f.bottleneck = UNSOLVED;
   f.hot_mask = 0;
+  f.never_mask = 0;
   for (std::size_t h = 0; h < route.size(); ++h) {
     const LinkId l = route[h];
     Link& k = links_[l];
-    auto& m = members_[l];
-    LinkStats& s = stats_[l];
-    if (m.empty()) s.busy_since = now_ps_;
-    hops_[begin + h] = Hop{l, static_cast<std::uint32_t>(m.size())};
-    m.push_back(LinkMember{flow, static_cast<std::uint32_t>(h)});
-    if (m.size() > s.peak_flows) s.peak_flows = static_cast<std::uint32_t>(m.size());
+    if (k.flows++ == 0) k.busy_since = now_ps_;
+    if (k.flows > k.peak_flows) k.peak_flows = k.flows;
+    if (k.never_binds) {
+      hops_[begin + h] = Hop{l, UNLISTED, flow};
+      f.never_mask |= 1U << h;
+      continue;
+    }
+    hops_[begin + h] = Hop{l, static_cast<std::uint32_t>(k.members.size()), flow};
+    k.members.push_back(LinkMember{flow, begin + static_cast<std::uint32_t>(h)});
     k.potential += potential;
     if (k.hot) {
       f.hot_mask |= 1U << h;
@@ -167,6 +176,11 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     const Hop hop = hops_[begin + h];
     const LinkId l = hop.link;
     Link& k = links_[l];
+    if (--k.flows == 0) k.busy_ps += now_ps_ - k.busy_since;
+    if (hop.pos == UNLISTED) {
+      if (r > 0) add_unlisted_load(k, -r);
+      continue;
+    }
     if (k.hot && r > 0) {
       // The flows bottlenecked on a saturated link may speed up; elsewhere nobody cares.
       const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
@@ -174,18 +188,14 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
       k.load = std::max(0.0, k.load - r);
       note_saturation(l);
     }
-    LinkStats& s = stats_[l];
-    s.bytes += bytes_moved;
-    auto& m = members_[l];
+    k.bytes += bytes_moved;
+    auto& m = k.members;
     const LinkMember last = m.back();
     m[hop.pos] = last;
-    hops_[flows_[last.flow].hop_begin + last.hop].pos = hop.pos;
+    hops_[last.hop].pos = hop.pos;
     m.pop_back();
     k.potential -= f.potential;
-    if (m.empty()) {
-      s.busy_ps += now_ps_ - s.busy_since;
-      k.potential = 0;  // clear what rounding may have left
-    }
+    if (m.empty()) k.potential = 0;  // clear what rounding may have left
     if (k.hot && k.potential < k.threshold) turn_cold(l);
   }
   if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
@@ -198,314 +208,17 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
   f.state = FREE;
   f.rate = 0;
   f.hot_mask = 0;
-}
-
-void MaxMinSolver::gather(std::uint32_t flow) {
-  Flow& f = flows_[flow];
-  if (f.in_set == epoch_) return;
-  f.in_set = epoch_;
-  set_.push_back(flow);
-}
-
-template <bool WITH_HEAP>
-void MaxMinSolver::freeze(std::uint32_t flow, double rate, std::uint32_t bottleneck) {
-  Flow& f = flows_[flow];
-  f.frozen = fill_epoch_;
-  f.new_rate = rate;
-  f.new_bottleneck = bottleneck;
-  if constexpr (WITH_HEAP) heap_.erase(static_cast<std::uint32_t>(links_.size()) + flow);
-  const std::uint32_t begin = f.hop_begin;
-  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
-    Link& k = links_[l];
-    k.rem -= rate;
-    if (rate > k.a_max_rate) k.a_max_rate = rate;
-    --k.n;
-    if constexpr (WITH_HEAP) {
-      if (heap_.contains(l)) {
-        if (k.n == 0) {
-          heap_.erase(l);
-        } else {
-          heap_.update(l, Key{std::max(k.rem, 0.0) / k.n, l});
-        }
-      }
-    }
-  });
-}
-
-// Freezes every unfrozen flow of A on link l at `level`.
-template <bool WITH_HEAP>
-void MaxMinSolver::freeze_link(LinkId l, double level) {
-  links_[l].fill_level = level;
-  const auto& m = members_[l];
-  for (std::size_t i = 0; i < m.size() && links_[l].n > 0; ++i) {
-    const std::uint32_t x = m[i].flow;
-    const Flow& f = flows_[x];
-    if (f.in_set == epoch_ && f.frozen != fill_epoch_) freeze<WITH_HEAP>(x, level, l);
-  }
-}
-
-void MaxMinSolver::fill() {
-  ++fill_epoch_;
-  ++counters_.fills;
-  counters_.flows_solved += set_.size();
-  fill_links_.clear();
-  for (const std::uint32_t x : set_) {
-    const Flow& f = flows_[x];
-    const std::uint32_t begin = f.hop_begin;
-    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops_[begin + h].link;
-      Link& k = links_[l];
-      if (k.fill_epoch != fill_epoch_) {
-        k.fill_epoch = fill_epoch_;
-        fill_links_.push_back(l);
-        k.rem = k.capacity - k.load;
-        k.capsum = 0;
-        k.fill_level = NO_CAP;
-        k.a_max_rate = 0;
-        k.n = 0;
-        k.in_a = 0;
-        k.a_bottlenecked = 0;
-      }
-      // The flow's old rate goes back into what is left for A.
-      k.rem += f.rate;
-      k.capsum += f.cap;
-      ++k.n;
-      ++k.in_a;
-      if (f.bottleneck == l) ++k.a_bottlenecked;
-    });
-  }
-  const auto cap_base = static_cast<std::uint32_t>(links_.size());
-
-  if (set_.size() == 1) {
-    // One flow: its rate is the least of its cap and what each of its links has left (the same
-    // choice as the general fill below, ties going to the lowest link id, then to the cap).
-    const std::uint32_t x = set_.front();
-    Key best{flows_[x].cap, cap_base + x};
-    for (const LinkId l : fill_links_) {
-      Link& k = links_[l];
-      k.rem = std::max(k.rem, 0.0);
-      const Key key{k.rem, l};
-      if (key < best) best = key;
-    }
-    if (best.id == cap_base + x && best.level == NO_CAP) {
-      throw std::logic_error("max-min fill: a flow with nothing to hold it back");
-    }
-    if (best.id < cap_base) links_[best.id].fill_level = best.level;
-    freeze<false>(x, best.level, best.id < cap_base ? best.id : CAPPED);
-    return;
-  }
-
-  // A link whose room covers the caps of all of A's flows on it cannot hold any of them back: it
-  // never binds (freeze still charges it). The others are the candidates.
-  candidates_.clear();
-  for (const LinkId l : fill_links_) {
-    Link& k = links_[l];
-    k.rem = std::max(k.rem, 0.0);
-    if (k.capsum > k.rem) candidates_.push_back(l);
-  }
-
-  if (candidates_.size() + set_.size() <= LINEAR_FILL_LIMIT) {
-    // Small: find the next event by scanning the candidate links, with the caps in sorted order;
-    // no heap. Same keys and ties as the heap.
-    caps_.clear();
-    for (const std::uint32_t x : set_) {
-      if (flows_[x].cap != NO_CAP) caps_.push_back(Key{flows_[x].cap, cap_base + x});
-    }
-    std::sort(caps_.begin(), caps_.end());
-    std::size_t next_cap = 0;
-    std::size_t unfrozen = set_.size();
-    while (unfrozen > 0) {
-      Key best{NO_CAP, UINT32_MAX};
-      for (const LinkId l : candidates_) {
-        const Link& k = links_[l];
-        if (k.n == 0) continue;
-        const Key key{std::max(k.rem, 0.0) / k.n, l};
-        if (key < best) best = key;
-      }
-      while (next_cap < caps_.size() && flows_[caps_[next_cap].id - cap_base].frozen == fill_epoch_) ++next_cap;
-      if (next_cap < caps_.size() && caps_[next_cap] < best) best = caps_[next_cap];
-      if (best.id == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
-      if (best.id >= cap_base) {
-        freeze<false>(best.id - cap_base, best.level, CAPPED);
-        --unfrozen;
-      } else {
-        const std::uint32_t before = links_[best.id].n;
-        freeze_link<false>(best.id, best.level);
-        unfrozen -= before;
-      }
-    }
-    return;
-  }
-
-  heap_.clear();
-  for (const LinkId l : candidates_) heap_.push(l, Key{links_[l].rem / links_[l].n, l});
-  for (const std::uint32_t x : set_) {
-    if (flows_[x].cap != NO_CAP) heap_.push(cap_base + x, Key{flows_[x].cap, cap_base + x});
-  }
-  while (!heap_.empty()) {
-    const std::uint32_t id = heap_.top_id();
-    const double level = heap_.top_key().level;
-    heap_.pop();
-    if (id >= cap_base) {
-      freeze<true>(id - cap_base, level, CAPPED);
-    } else {
-      freeze_link<true>(id, level);
-    }
-  }
-}
-
-bool MaxMinSolver::find_violations() {
-  violators_.clear();
-  for (const LinkId l : fill_links_) {
-    const Link& k = links_[l];
-    const bool froze = k.fill_level != NO_CAP;
-    const bool outsiders_bottlenecked = k.bottlenecked != k.a_bottlenecked;
-    if (!froze && !outsiders_bottlenecked) continue;
-    const auto& m = members_[l];
-    if (m.size() == k.in_a) continue;  // no outsider on l
-    // V1: l froze flows of A at fill_level; faster outsiders must come down to it.
-    if (froze) {
-      const double limit = k.fill_level * (1 + TOLERANCE);
-      for (const LinkMember& x : m) {
-        const Flow& f = flows_[x.flow];
-        if (f.in_set != epoch_ && f.rate > limit) violators_.push_back(x.flow);
-      }
-    }
-    // V2, V3: outsiders bottlenecked on l lose their bottleneck when l has room left, or when a
-    // flow of A overtakes them on l.
-    if (!outsiders_bottlenecked) continue;
-    const bool has_room = k.capacity - k.rem < k.threshold;
-    const bool overtaken = k.a_max_rate > k.level * (1 + TOLERANCE);
-    if (has_room || overtaken) {
-      for (const LinkMember& x : m) {
-        const Flow& f = flows_[x.flow];
-        if (f.in_set != epoch_ && f.bottleneck == l) violators_.push_back(x.flow);
-      }
-    }
-  }
-  counters_.outsiders_added += violators_.size();
-  for (const std::uint32_t x : violators_) gather(x);
-  return !violators_.empty();
-}
-
-// One started flow and nothing else to redo: if it fits without disturbing anyone, rate it in one
-// pass over its hot links. Returns false (having changed nothing) when the general fill is needed.
-bool MaxMinSolver::solve_alone(std::uint32_t x) {
-  Flow& f = flows_[x];
-  const std::uint32_t begin = f.hop_begin;
-  const auto cap_base = static_cast<std::uint32_t>(links_.size());
-  Key best{f.cap, cap_base + x};
-  bool blocked = false;
-  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
-    const Link& k = links_[l];
-    // A link where others are bottlenecked is saturated: the flow would take from them.
-    if (k.bottlenecked > 0) blocked = true;
-    const Key key{std::max(k.capacity - k.load, 0.0), l};
-    if (key < best) best = key;
-  });
-  if (blocked) return false;
-  const double rate = best.level;
-  if (best.id < cap_base) {
-    // It fills a link: flows there that run faster than it must share (V1), so not alone.
-    const double limit = rate * (1 + TOLERANCE);
-    for (const LinkMember& m : members_[best.id]) {
-      if (m.flow != x && flows_[m.flow].rate > limit) return false;
-    }
-  }
-  ++counters_.solves;
-  ++counters_.alone;
-  ++counters_.fills;
-  ++counters_.flows_solved;
-  for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops_[begin + h].link;
-    links_[l].load += rate;
-    note_saturation(l);
-  });
-  if (best.id < cap_base) {
-    f.bottleneck = best.id;
-    links_[best.id].level = rate;
-    ++links_[best.id].bottlenecked;
-  } else {
-    f.bottleneck = CAPPED;
-  }
-  f.state = LIVE;
-  f.rate = rate;
-  changes_.push_back(RateChange{x, 0.0, rate});
-  ++counters_.rate_changes;
-  return true;
-}
-
-std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
-  changes_.clear();
-  if (added_.empty() && dirty_.empty()) return changes_;
-  if (added_.size() == 1 && dirty_.empty() && solve_alone(added_.front())) {
-    added_.clear();
-    return changes_;
-  }
-  ++counters_.solves;
-  ++epoch_;
-  set_.clear();
-  for (const std::uint32_t x : added_) gather(x);
-  // A started flow that cannot have its potential on a link will share that link: the link's
-  // flows join A now rather than one fill later (V1).
-  for (const std::uint32_t x : added_) {
-    const Flow& f = flows_[x];
-    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops_[f.hop_begin + h].link;
-      const Link& k = links_[l];
-      if (k.load + f.potential < k.threshold) return;
-      for (const LinkMember& m : members_[l]) gather(m.flow);
-    });
-  }
-  added_.clear();
-  for (const LinkId l : dirty_) {
-    for (const LinkMember& x : members_[l]) {
-      if (flows_[x.flow].bottleneck == l) gather(x.flow);
-    }
-  }
-  dirty_.clear();
-  if (set_.empty()) return changes_;
-  do {
-    fill();
-  } while (find_violations());
-
-  for (const LinkId l : fill_links_) {
-    Link& k = links_[l];
-    k.load = std::max(0.0, k.capacity - k.rem);
-    if (k.fill_level != NO_CAP) k.level = k.fill_level;
-    note_saturation(l);
-  }
-  for (const std::uint32_t x : set_) {
-    Flow& f = flows_[x];
-    if (f.bottleneck != f.new_bottleneck) {
-      if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
-      if (f.new_bottleneck < links_.size()) ++links_[f.new_bottleneck].bottlenecked;
-      f.bottleneck = f.new_bottleneck;
-    }
-    const double old_rate = f.rate;
-    const double new_rate = f.new_rate;
-    if (f.state == PENDING) {
-      f.state = LIVE;
-    } else if (std::abs(new_rate - old_rate) <= RATE_TOLERANCE * std::max(new_rate, old_rate)) {
-      continue;
-    }
-    f.rate = new_rate;
-    changes_.push_back(RateChange{x, old_rate, new_rate});
-  }
-  counters_.rate_changes += changes_.size();
-  return changes_;
+  f.never_mask = 0;
 }
 
 std::size_t MaxMinSolver::memory_bytes() const {
-  std::size_t b = links_.capacity() * sizeof(Link) + stats_.capacity() * sizeof(LinkStats);
-  b += members_.capacity() * sizeof(std::vector<LinkMember>);
-  for (const auto& m : members_) b += m.capacity() * sizeof(LinkMember);
-  b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop);
+  std::size_t b = links_.capacity() * sizeof(Link);
+  for (const Link& k : links_) b += k.members.capacity() * sizeof(LinkMember);
+  b += flows_.capacity() * sizeof(Flow) + hops_.capacity() * sizeof(Hop) + hop_next_.capacity() * sizeof(std::uint32_t);
   for (const auto& f : free_hops_) b += sizeof(f) + f.capacity() * sizeof(std::uint32_t);
   b += (added_.capacity() + set_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
-  b += (dirty_.capacity() + fill_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);
+  b += (dirty_.capacity() + fill_links_.capacity() + solve_links_.capacity() + candidates_.capacity()) * sizeof(LinkId);
+  b += part_.capacity() * sizeof(std::uint32_t) + caps_.capacity() * sizeof(Key);
   b += changes_.capacity() * sizeof(RateChange) + heap_.memory_bytes();
   return b;
 }

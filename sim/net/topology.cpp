@@ -1,6 +1,7 @@
 #include "sim/net/topology.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace clustersim::sim {
@@ -117,6 +118,50 @@ VertexId Topology::spine_switch(int index) const {
   const ClusterLayout& c = cluster();
   check_range(index, c.network.spines, "spine");
   return c.network.first_switch + static_cast<VertexId>(c.network.leaves + index);
+}
+
+std::vector<std::uint8_t> Topology::never_overloaded_links() const {
+  auto is_network_switch = [&](VertexId v) {
+    return vertices_[v].kind == VertexKind::LEAF_SWITCH || vertices_[v].kind == VertexKind::SPINE_SWITCH;
+  };
+  // Bounds use only links to or from devices (never switch-to-switch links, which may be the very
+  // links being judged: two links may not vouch for each other).
+  const std::size_t n = vertices_.size();
+  std::vector<double> in_device(n, 0.0), out_device(n, 0.0);
+  std::vector<int> in_switches(n, 0), out_switches(n, 0);
+  for (const Link& l : links_) {
+    const double c = l.bandwidth.bytes_per_second();
+    if (is_network_switch(l.from)) {
+      ++in_switches[l.to];
+    } else {
+      in_device[l.to] += c;
+    }
+    if (is_network_switch(l.to)) {
+      ++out_switches[l.from];
+    } else {
+      out_device[l.from] += c;
+    }
+  }
+  std::vector<std::uint8_t> out(links_.size(), 0);
+  for (LinkId id = 0; id < links_.size(); ++id) {
+    const Link& l = links_[id];
+    const double capacity = l.bandwidth.bytes_per_second();
+    const std::optional<LinkId> back = find_link(l.to, l.from);
+    const double back_capacity = back ? links_[*back].bandwidth.bytes_per_second() : 0.0;
+    double bound = std::numeric_limits<double>::infinity();
+    if (is_network_switch(l.from)) {
+      // What enters `from` from devices, other than from `to` (a route does not pass a switch twice).
+      const int other_switches = in_switches[l.from] - (back && is_network_switch(l.to) ? 1 : 0);
+      if (other_switches == 0) bound = std::min(bound, in_device[l.from] - (is_network_switch(l.to) ? 0.0 : back_capacity));
+    }
+    if (is_network_switch(l.to)) {
+      // What can leave `to` towards devices, other than back to `from`.
+      const int other_switches = out_switches[l.to] - (back && is_network_switch(l.from) ? 1 : 0);
+      if (other_switches == 0) bound = std::min(bound, out_device[l.to] - (is_network_switch(l.from) ? 0.0 : back_capacity));
+    }
+    out[id] = bound <= capacity * (1 + 1e-9) ? 1 : 0;
+  }
+  return out;
 }
 
 std::size_t Topology::memory_bytes() const {

@@ -102,6 +102,15 @@ class Topology {
   VertexId leaf_switch(int index) const;
   VertexId spine_switch(int index) const;
 
+  // Links that can never carry more than their capacity, whatever the traffic: a link out of a
+  // network switch carries at most what enters the switch on its other links, and a link into one
+  // at most what can leave it on its other links (network switches neither send nor receive
+  // transfers, and a route passes through a network switch at most once; FlowNetwork enforces
+  // both). When that bound is
+  // no more than the link's bandwidth, sharing on the link is implied by sharing elsewhere and
+  // the link need never be a constraint (the uplinks of a non-blocking leaf, for instance).
+  std::vector<std::uint8_t> never_overloaded_links() const;
+
   // Bytes held by the topology's tables (vertices, links, adjacency, layout, route templates),
   // counted from container capacities; the Boost graph is estimated from its vertex and edge counts.
   std::size_t memory_bytes() const;

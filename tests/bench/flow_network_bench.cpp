@@ -18,19 +18,25 @@
 //     NVLink hops 0 by default), during which the flow counts as in flight.
 // Caps come from the catalog's figures for the node, not from constants. Flows are started by
 // source and destination, so every start pays for routing. Nothing is tuned to the solver: the
-// loads follow from the caps and N. At N = 1,000 about one flow per GPU, links rarely full; at
-// 10,000 about 7 NVLink and 3 EFA flows per GPU, a sixth of the EFA devices carrying two or more
-// flows whose caps overfill them; at 100,000 every NVLink port and every EFA device is full.
+// loads follow from the caps and N. Slow flows stay longer, so in steady state inter-node flows
+// are about two thirds of those in flight (Little's law), not 30 %. Measured in steady state:
+//   N = 1,000:   932 of 8,192 EFA ports busy (1.1 flows each), 67 full; no NVLink port full.
+//   N = 10,000:  6,146 EFA ports busy (2.1 flows each), 2,263 full; NVLink ports 3.2 flows each,
+//                none full; each leaf uplink carries about 700 flows.
+//   N = 100,000: 5,964 of 8,189 busy EFA ports full (9.6 flows each); 1,743 of 2,048 NVLink
+//                ports full (57 flows each).
+// With exact max-min sharing a completion on a full link changes the rates of every flow whose
+// bottleneck moves: about 3 flows per completion at 10,000, about 400 at 100,000.
 //
 // Reported: items per second = flow completions per second of wall time (state.SetItemsProcessed);
-// counters: the simulated time covered per wall second, the work of the max-min solver per
-// completion (flows re-filled, rate changes), and the memory per simulated GPU: bytes allocated
-// by the topology (graph, tables) and by the flow state (network + solver) at N flows, measured
-// with mallinfo2 around their construction, divided by 1,024.
+// counters: the simulated time covered, the work of the max-min solver per completion (flows
+// rated, rate changes), and the memory per simulated GPU: bytes held by the topology (vertices,
+// links, adjacency, layout, route tables; the Boost graph estimated from its sizes) and by the
+// flow state (network and solver tables at N flows, by container capacity), divided by 1,024.
 
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -45,8 +51,6 @@ using namespace clustersim;
 using namespace clustersim::sim;
 
 constexpr int NODES = 128;
-
-std::size_t heap_in_use() { return mallinfo2().uordblks; }
 
 class Rng {
  public:
@@ -117,27 +121,27 @@ void BM_FlowNetwork(benchmark::State& state) {
   config.node = hardware::resolve_node(catalog, "p5.48xlarge");
   config.nodes = NODES;
 
-  const std::size_t before_topology = heap_in_use();
   const Topology topology = build_topology(catalog, config);
-  const std::size_t topology_bytes = heap_in_use() - before_topology;
-
-  const std::size_t before_flows = heap_in_use();
   Simulation sim;
   FlowNetwork net(sim, topology);
   ClosedLoop loop(net, config.node);
   for (std::size_t i = 0; i < in_flight; ++i) loop.start_one();
-  // Warm up: replace every initial flow about once, so that the state is the loop's steady state.
-  while (loop.completions() < in_flight) sim.step();
-  const std::size_t flow_bytes = heap_in_use() - before_flows;
+  // Runs until `n` more completions (in slices of 100 ns of simulated time, so that the network
+  // goes from one completion time to the next without a round trip through the event queue).
+  auto run_for = [&](std::uint64_t n) {
+    const std::uint64_t target = loop.completions() + n;
+    while (loop.completions() < target) sim.run_until(sim.now() + Duration::ns(100));
+  };
+  // Warm up until the in-flight mix is the loop's steady state (long and slow flows accumulate:
+  // by Little's law the mix in flight is weighted by duration): about six replacements of every
+  // initial flow, at most 200,000 completions.
+  run_for(std::min<std::uint64_t>(6 * in_flight, 200'000));
 
   constexpr std::uint64_t BATCH = 2000;
   const std::uint64_t first = loop.completions();
   const TimePoint t0 = sim.now();
   const SolverCounters c0 = net.solver_counters();
-  for (auto _ : state) {
-    const std::uint64_t target = loop.completions() + BATCH;
-    while (loop.completions() < target) sim.step();
-  }
+  for (auto _ : state) run_for(BATCH);
   const auto done = static_cast<double>(loop.completions() - first);
   state.SetItemsProcessed(static_cast<std::int64_t>(done));
   const SolverCounters& c1 = net.solver_counters();
@@ -145,8 +149,8 @@ void BM_FlowNetwork(benchmark::State& state) {
   state.counters["sim_us"] = benchmark::Counter((sim.now() - t0).microseconds());
   state.counters["filled/compl"] = static_cast<double>(c1.flows_solved - c0.flows_solved) / done;
   state.counters["rerated/compl"] = static_cast<double>(c1.rate_changes - c0.rate_changes) / done;
-  state.counters["topo_B/GPU"] = static_cast<double>(topology_bytes) / gpus;
-  state.counters["flows_B/GPU"] = static_cast<double>(flow_bytes) / gpus;
+  state.counters["topo_B/GPU"] = static_cast<double>(topology.memory_bytes()) / gpus;
+  state.counters["flows_B/GPU"] = static_cast<double>(net.memory_bytes()) / gpus;
   if (net.flows_in_flight() != in_flight) state.SkipWithError("the loop lost flows");
 }
 BENCHMARK(BM_FlowNetwork)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);

@@ -305,3 +305,40 @@ TEST_CASE("a 128-node p5 cluster builds with arithmetic ids", "[unit][net][topol
   CHECK(t.link(c.nic_downlink(5, 9)).to == t.nic(5, 9));
   CHECK(t.describe_vertex(t.gpu(3, 5)) == "node 3 gpu 5");
 }
+
+TEST_CASE("a non-blocking leaf's uplinks can never be overloaded; an oversubscribed leaf's can", "[unit][net][topology]") {
+  auto count_fabric = [](const Topology& t) {
+    const auto never = t.never_overloaded_links();
+    int marked = 0;
+    int fabric = 0;
+    for (LinkId l = 0; l < t.link_count(); ++l) {
+      if (t.link(l).kind != LinkKind::FABRIC) {
+        CHECK(never[l] == 0);  // only switch-to-switch links can be shown never overloaded
+        continue;
+      }
+      ++fabric;
+      marked += never[l];
+    }
+    return std::pair<int, int>{marked, fabric};
+  };
+  NetworkOverrides o;
+  o.topology = NetworkTopologyKind::LEAF_SPINE;
+  o.nodes_per_leaf = 2;
+  // 4 nodes, 2 leaves, 1 spine: each leaf's uplink carries at most what its 2 x 8 NICs bring
+  // (800 GB/s) and has 800 GB/s: all 4 fabric links (2 up, 2 down) are never overloaded.
+  const auto nb = count_fabric(build("dgx-h100", 4, o));
+  CHECK(nb.first == 4);
+  CHECK(nb.second == 4);
+  // Oversubscribed 2:1: 400 GB/s against 800 GB/s of NICs: they can be.
+  o.oversubscription = 2;
+  const auto over = count_fabric(build("dgx-h100", 4, o));
+  CHECK(over.first == 0);
+  CHECK(over.second == 4);
+  // Two spines: a leaf's uplink to one spine may also carry what came down from the other (a
+  // longer path), so no bound is proven.
+  o.oversubscription = 1;
+  o.spines = 2;
+  const auto two = count_fabric(build("dgx-h100", 4, o));
+  CHECK(two.first == 0);
+  CHECK(two.second == 8);
+}

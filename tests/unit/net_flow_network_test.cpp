@@ -196,12 +196,17 @@ TEST_CASE("a bulk start recomputes rates once and an explicit route is honoured"
 
 TEST_CASE("the same inputs give the same completions in the same order", "[unit][net][flow]") {
   auto run_once = [] {
-    // A ring of 6 switches with random flows between random vertices.
+    // A ring of 6 switches, one GPU on each, with random flows between random GPUs.
     TopologyBuilder tb;
+    std::vector<VertexId> sw;
     std::vector<VertexId> v;
-    for (int i = 0; i < 6; ++i) v.push_back(tb.add_vertex(VertexKind::LEAF_SWITCH, -1, i));
+    for (int i = 0; i < 6; ++i) sw.push_back(tb.add_vertex(VertexKind::PCIE_SWITCH, 0, i));
     for (int i = 0; i < 6; ++i) {
-      tb.add_duplex(v[i], v[(i + 1) % 6], LinkKind::FABRIC, Bandwidth::gigabytes_per_second(10 + i), Duration::ns(100));
+      v.push_back(tb.add_vertex(VertexKind::GPU, 0, i));
+      tb.add_duplex(v[i], sw[i], LinkKind::PCIE, Bandwidth::gigabytes_per_second(30), Duration::ns(50));
+    }
+    for (int i = 0; i < 6; ++i) {
+      tb.add_duplex(sw[i], sw[(i + 1) % 6], LinkKind::PCIE, Bandwidth::gigabytes_per_second(10 + i), Duration::ns(100));
     }
     const Topology topo = std::move(tb).build();
     Simulation sim;
@@ -232,4 +237,33 @@ TEST_CASE("the same inputs give the same completions in the same order", "[unit]
   const auto second = run_once();
   CHECK(first.size() == 300);
   CHECK(first == second);
+}
+
+TEST_CASE("explicit routes are paths between devices through each network switch at most once",
+          "[unit][net][flow]") {
+  TopologyBuilder tb;
+  const VertexId a = tb.add_vertex(VertexKind::GPU, 0, 0);
+  const VertexId s = tb.add_vertex(VertexKind::PCIE_SWITCH, 0, 0);
+  const VertexId b = tb.add_vertex(VertexKind::GPU, 0, 1);
+  const VertexId leaf = tb.add_vertex(VertexKind::LEAF_SWITCH, -1, 0);
+  const LinkId a_s = tb.add_duplex(a, s, LinkKind::PCIE, Bandwidth::gigabytes_per_second(10));
+  const LinkId s_b = tb.add_duplex(s, b, LinkKind::PCIE, Bandwidth::gigabytes_per_second(10));
+  const LinkId s_leaf = tb.add_duplex(s, leaf, LinkKind::NIC_PORT, Bandwidth::gigabytes_per_second(10));
+  const Topology topo = std::move(tb).build();
+  Simulation sim;
+  FlowNetwork net(sim, topo);
+  // a -> s, then b -> s: not a path.
+  CHECK_THROWS_AS(net.transfer(Route(std::vector<LinkId>{a_s, s_b + 1}), Bytes::of(1)), std::invalid_argument);
+  // a -> s -> leaf -> s -> leaf -> s -> b passes the leaf twice.
+  CHECK_THROWS_AS(net.transfer(Route(std::vector<LinkId>{a_s, s_leaf, s_leaf + 1, s_leaf, s_leaf + 1, s_b}), Bytes::of(1)),
+                  std::invalid_argument);
+  // a -> s -> leaf -> s -> b passes s twice, which is allowed (like socket -> memory -> socket).
+  CHECK_NOTHROW(net.transfer(Route(std::vector<LinkId>{a_s, s_leaf, s_leaf + 1, s_b}), Bytes::of(1)));
+  // Ends at a network switch.
+  CHECK_THROWS_AS(net.transfer(Route(std::vector<LinkId>{a_s, s_leaf}), Bytes::of(1)), std::invalid_argument);
+  CHECK_THROWS_AS(net.transfer(a, leaf, Bytes::of(1)), std::invalid_argument);
+  CHECK_THROWS_AS(net.transfer(Route(std::vector<LinkId>{99}), Bytes::of(1)), std::out_of_range);
+  // a -> s -> b is fine.
+  CHECK_NOTHROW(net.transfer(Route(std::vector<LinkId>{a_s, s_b}), Bytes::of(1)));
+  sim.run();
 }

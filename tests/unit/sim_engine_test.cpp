@@ -143,3 +143,29 @@ TEST_CASE("step handles one event at a time", "[unit][engine]") {
   CHECK_FALSE(sim.step());
   CHECK(n == 2);
 }
+
+TEST_CASE("a handler may move the clock on only when nothing else comes first", "[unit][engine]") {
+  // Events at 10 and 20. Inside the handler at 10, moving to 15 is what the queue would do next
+  // (nothing before 15); moving to 25 would jump over the event at 20.
+  auto scenario = [](auto run, bool expect_15, bool expect_25) {
+    Simulation sim;
+    bool moved_15 = false;
+    bool moved_25 = false;
+    sim.schedule_at(TimePoint::from_picoseconds(10), [&] {
+      moved_15 = sim.advance_to(TimePoint::from_picoseconds(15));
+      moved_25 = sim.advance_to(TimePoint::from_picoseconds(25));
+    });
+    sim.schedule_at(TimePoint::from_picoseconds(20), [] {});
+    run(sim);
+    CHECK(moved_15 == expect_15);
+    CHECK(moved_25 == expect_25);
+    CHECK_NOTHROW(sim.check_all_handled());
+    // A move counts as one event scheduled and handled: 2 + (1 if moved).
+    CHECK(sim.counts().handled == (expect_15 ? 3U : 2U));
+  };
+  scenario([](Simulation& s) { s.run(); }, true, false);
+  // run_until(12) ends the run at 12: no move past it.
+  scenario([](Simulation& s) { s.run_until(TimePoint::from_picoseconds(12)); s.run(); }, false, false);
+  // A single step() allows no move.
+  scenario([](Simulation& s) { while (s.step()) {} }, false, false);
+}
