@@ -201,6 +201,20 @@ TEST_CASE("Fix: a log line of megabytes is skipped with a warning instead of ove
   CHECK_THAT(r.out, Catch::Contains("\"size_bytes\""));
 }
 
+TEST_CASE("Fix: an nccl-tests log with bytes that are not UTF-8 imports, the bytes written as U+FFFD", "[unit][robust]") {
+  // Found by fuzz_nccl_tests (tests/fuzz/regression/nccl_tests/): one byte 0x9D in the command
+  // line's binary path. Before: writing the results threw nlohmann's type_error 316 (invalid
+  // UTF-8), exit 1.
+  const auto log = testing::source_dir() / "tests" / "fuzz" / "regression" / "nccl_tests" /
+                   "invalid-utf8-in-command-line.log";
+  const Output r = run({"calibrate", "import-nccl-tests", log.string()});
+  CHECK(r.rc == 0);
+  // U+FFFD in UTF-8 is EF BF BD.
+  CHECK_THAT(r.out, Catch::Contains("/opt/nccl-tests/bu\xEF\xBF\xBDld/reduce_scatter_perf"));
+  // What was written reads back.
+  CHECK_NOTHROW(parse_json_text(r.out, "again.json"));
+}
+
 TEST_CASE("Fix: the event simulation is refused up front beyond 262,144 GPUs instead of exhausting memory",
           "[unit][robust][scale]") {
   // Before: 1,000,000 nodes x 8 GPUs (accepted by the scenario reader) needed about 60 GB.
