@@ -411,6 +411,13 @@ int type_size(const std::string& type, const std::string& file, int line) {
   return it->second;
 }
 
+// nccl-tests src/common.cu: test_opnames is {"sum", "prod", "max", "min", "avg", "mulsum"}; ops
+// that do not reduce print "none". The results reader accepts exactly these.
+void check_redop(const std::string& redop, const std::string& file, int line) {
+  static const std::set<std::string> names{"sum", "prod", "max", "min", "avg", "mulsum", "none"};
+  if (names.count(redop) == 0) fail(file, line, "unknown reduction op '" + redop + "' in the redop column");
+}
+
 std::string algo_from_env(const std::string& v) {
   std::string s;
   for (const char c : v) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
@@ -571,6 +578,7 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   int n_busbw = 0;
   for (const auto& r : b.rows) {
     type_size(r.type, file, r.line);
+    check_redop(r.redop, file, r.line);
     const std::string key = r.type + "/" + r.redop + "/" + std::to_string(r.root);
     const auto it = open.find(key);
     if (it == open.end() || r.size <= last_size[key]) {

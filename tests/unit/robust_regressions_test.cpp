@@ -215,6 +215,26 @@ TEST_CASE("Fix: an nccl-tests log with bytes that are not UTF-8 imports, the byt
   CHECK_NOTHROW(parse_json_text(r.out, "again.json"));
 }
 
+TEST_CASE("Fix: an nccl-tests row with an unknown reduction op is bad input, not results that cannot be read back",
+          "[unit][robust]") {
+  // Found by fuzz_nccl_tests (tests/fuzz/regression/nccl_tests/unknown-redop.log, redop "non" and
+  // a byte 0xD4 on line 17). Before: the import succeeded and wrote a redop that reading the
+  // results back rejects.
+  const auto log = testing::source_dir() / "tests" / "fuzz" / "regression" / "nccl_tests" / "unknown-redop.log";
+  const Output r = run({"calibrate", "import-nccl-tests", log.string()});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("unknown-redop.log: line 17: unknown reduction op 'non"));
+  testing::TempDir dir;
+  const auto ascii = dir.write("redop.log",
+                               "# Collective test starting: all_reduce_perf\n"
+                               "#  Rank  0 Group  0 Pid  1 on h device  0 [0000:18:00] NVIDIA H200\n"
+                               "#  Rank  1 Group  0 Pid  2 on h device  1 [0000:2a:00] NVIDIA H200\n"
+                               "   8  2  float  sum2  -1  11.50  0.00  0.00  0  11.16  0.00  0.00  0\n");
+  const Output a = run({"calibrate", "import-nccl-tests", ascii.string()});
+  CHECK(a.rc == 2);
+  CHECK_THAT(a.err, Catch::Contains("redop.log: line 4: unknown reduction op 'sum2' in the redop column"));
+}
+
 TEST_CASE("Fix: the event simulation is refused up front beyond 262,144 GPUs instead of exhausting memory",
           "[unit][robust][scale]") {
   // Before: 1,000,000 nodes x 8 GPUs (accepted by the scenario reader) needed about 60 GB.
