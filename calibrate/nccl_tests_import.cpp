@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
 
 namespace clustersim::calibrate {
 
@@ -374,7 +375,13 @@ class LogParser {
     r.count = to_int(all[static_cast<std::size_t>(c.count)], file_, first_line, "in the count column");
     r.type = all[static_cast<std::size_t>(c.type)];
     r.redop = all[static_cast<std::size_t>(c.redop)];
-    r.root = c.root >= 0 ? static_cast<int>(to_int(all[static_cast<std::size_t>(c.root)], file_, first_line, "in the root column")) : -1;
+    const std::int64_t root =
+        c.root >= 0 ? to_int(all[static_cast<std::size_t>(c.root)], file_, first_line, "in the root column") : -1;
+    // The results reader's bound: -1 (no root) or a rank below 2^24.
+    if (root < -1 || root > (1 << 24)) {
+      fail(file_, first_line, "root " + std::to_string(root) + " is neither -1 (no root) nor a rank up to 16777216");
+    }
+    r.root = static_cast<int>(root);
     auto timing = [&](int t, int a, int b, int w) {
       Timing x;
       x.time_us = to_number(all[static_cast<std::size_t>(t)], file_, first_line, "in a time column");
@@ -679,6 +686,14 @@ CalibrationResults import_nccl_tests_text(const std::vector<std::pair<std::strin
     EnvironmentInfo e;
     e.warnings = warnings;
     results.environment = e;
+  }
+  // What is imported must read back as calibration results: the reader's bounds (iteration counts,
+  // channels, ...) apply to values the lines above do not check one by one.
+  try {
+    (void)read_calibration_results(parse_json_text(format_calibration_results(results), "import.json").root());
+  } catch (const InputError& e) {
+    throw InputError(logs.size() == 1 ? logs.front().first : std::string(), "",
+                     "the import would not be valid calibration results: " + e.where() + ": " + e.message());
   }
   return results;
 }

@@ -235,6 +235,18 @@ TEST_CASE("Fix: an nccl-tests row with an unknown reduction op is bad input, not
   CHECK_THAT(a.err, Catch::Contains("redop.log: line 4: unknown reduction op 'sum2' in the redop column"));
 }
 
+TEST_CASE("Fix: an nccl-tests row with a root below -1 is bad input, not results that cannot be read back",
+          "[unit][robust]") {
+  // Found by fuzz_nccl_tests (tests/fuzz/regression/nccl_tests/root-below-minus-one.log, root -2 on
+  // line 34). Before: the import succeeded and wrote a root that reading the results back rejects.
+  const auto log =
+      testing::source_dir() / "tests" / "fuzz" / "regression" / "nccl_tests" / "root-below-minus-one.log";
+  const Output r = run({"calibrate", "import-nccl-tests", log.string()});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err,
+             Catch::Contains("root-below-minus-one.log: line 34: root -2 is neither -1 (no root) nor a rank up to 16777216"));
+}
+
 TEST_CASE("Fix: the event simulation is refused up front beyond 262,144 GPUs instead of exhausting memory",
           "[unit][robust][scale]") {
   // Before: 1,000,000 nodes x 8 GPUs (accepted by the scenario reader) needed about 60 GB.
