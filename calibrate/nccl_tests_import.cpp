@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -123,7 +125,10 @@ bool is_number(const std::string& t) {
 
 std::int64_t to_int(const std::string& t, const std::string& file, int line, const char* what) {
   if (!is_integer(t)) fail(file, line, std::string("expected an integer ") + what + ", got '" + t + "'");
-  return std::strtoll(t.c_str(), nullptr, 10);
+  errno = 0;
+  const std::int64_t v = std::strtoll(t.c_str(), nullptr, 10);
+  if (errno == ERANGE) fail(file, line, std::string("an integer ") + what + " out of range: '" + t + "'");
+  return v;
 }
 
 double to_number(const std::string& t, const std::string& file, int line, const char* what) {
@@ -494,8 +499,11 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   } else if (*op == "all_gather" || *op == "reduce_scatter" || *op == "alltoall") {
     for (const auto& r : b.rows) {
       if (r.count > 0) {
-        const std::int64_t per = r.count * type_size(r.type, file, r.line);
-        if (r.size % per == 0) {
+        // size = count x element size x ranks; a count too large for that product says nothing.
+        const std::int64_t width = type_size(r.type, file, r.line);
+        if (r.count > std::numeric_limits<std::int64_t>::max() / width) continue;
+        const std::int64_t per = r.count * width;
+        if (r.size % per == 0 && r.size / per <= (1 << 24)) {
           nranks = static_cast<int>(r.size / per);
           break;
         }

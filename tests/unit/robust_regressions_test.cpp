@@ -247,6 +247,24 @@ TEST_CASE("Fix: an nccl-tests row with a root below -1 is bad input, not results
              Catch::Contains("root-below-minus-one.log: line 34: root -2 is neither -1 (no root) nor a rank up to 16777216"));
 }
 
+TEST_CASE("Fix: nccl-tests counts beyond int64, or whose byte size overflows it, are bad input, not overflow",
+          "[unit][robust]") {
+  // Found by fuzz_nccl_tests under UBSan (tests/fuzz/regression/nccl_tests/count-beyond-int64.log):
+  // strtoll saturated a 130-digit count to 2^63 - 1, then count x 4 bytes overflowed int64.
+  const auto log = testing::source_dir() / "tests" / "fuzz" / "regression" / "nccl_tests" / "count-beyond-int64.log";
+  const Output r = run({"calibrate", "import-nccl-tests", log.string()});
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.err, Catch::Contains("count-beyond-int64.log: line 8: an integer in the count column out of range"));
+  // 2^62 floats is 2^64 bytes: no rank count can be derived from it (before: undefined behaviour).
+  testing::TempDir dir;
+  const auto rs = dir.write("rs.log",
+                            "# Collective test starting: reduce_scatter_perf\n"
+                            "   8  4611686018427387904  float  sum  -1  11.50  0.00  0.00  0  11.16  0.00  0.00  0\n");
+  const Output a = run({"calibrate", "import-nccl-tests", rs.string()});
+  CHECK(a.rc == 2);
+  CHECK_THAT(a.err, Catch::Contains("rs.log: line 2: cannot tell the number of ranks"));
+}
+
 TEST_CASE("Fix: the event simulation is refused up front beyond 262,144 GPUs instead of exhausting memory",
           "[unit][robust][scale]") {
   // Before: 1,000,000 nodes x 8 GPUs (accepted by the scenario reader) needed about 60 GB.
