@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
 
 namespace clustersim::calibrate {
 
@@ -95,6 +98,10 @@ std::vector<std::string> tokens(const std::string& s) {
   return out;
 }
 
+// A literal every match of a regex contains: checked first, since std::regex is slow on long
+// lines and most lines of a log match none of them.
+bool has(const std::string& s, std::string_view literal) { return s.find(literal) != std::string::npos; }
+
 bool is_integer(const std::string& t) {
   if (t.empty()) return false;
   std::size_t i = (t[0] == '-' || t[0] == '+') ? 1 : 0;
@@ -118,12 +125,23 @@ bool is_number(const std::string& t) {
 
 std::int64_t to_int(const std::string& t, const std::string& file, int line, const char* what) {
   if (!is_integer(t)) fail(file, line, std::string("expected an integer ") + what + ", got '" + t + "'");
-  return std::strtoll(t.c_str(), nullptr, 10);
+  errno = 0;
+  const std::int64_t v = std::strtoll(t.c_str(), nullptr, 10);
+  if (errno == ERANGE) fail(file, line, std::string("an integer ") + what + " out of range: '" + t + "'");
+  return v;
 }
 
 double to_number(const std::string& t, const std::string& file, int line, const char* what) {
   if (!is_number(t)) fail(file, line, std::string("expected a number ") + what + ", got '" + t + "'");
   return std::strtod(t.c_str(), nullptr);
+}
+
+// Digits a regex matched, as an int: too many of them is bad input, not std::out_of_range.
+int to_small_int(const std::string& digits, const std::string& file, int line, const char* what) {
+  if (!is_integer(digits) || digits.size() > 9) {
+    fail(file, line, std::string("expected ") + what + " of at most 9 digits, got '" + digits + "'");
+  }
+  return std::stoi(digits);
 }
 
 std::optional<std::int64_t> to_wrong(const std::string& t, const std::string& file, int line) {
@@ -183,7 +201,22 @@ class LogParser {
     std::istringstream in(text);
     std::string raw;
     int n = 0;
-    while (std::getline(in, raw)) line(raw, ++n);
+    // nccl-tests lines are short; a line of megabytes (a binary file, a pasted dump) would overflow
+    // the stack of std::regex, so long lines are skipped, with a warning.
+    constexpr std::size_t kMaxLine = 8192;
+    int long_lines = 0, first_long = 0;
+    while (std::getline(in, raw)) {
+      if (raw.size() > kMaxLine) {
+        if (long_lines++ == 0) first_long = n + 1;
+        ++n;
+        continue;
+      }
+      line(raw, ++n);
+    }
+    if (long_lines > 0) {
+      warnings_.push_back(file_ + ": skipped " + std::to_string(long_lines) + " line(s) longer than " +
+                          std::to_string(kMaxLine) + " characters (first: line " + std::to_string(first_long) + ")");
+    }
     if (pending_) {
       warnings_.push_back(file_ + ": line " + std::to_string(pending_line_) +
                           ": a table row without its timing columns (the test ended early?) was left out");
@@ -212,12 +245,12 @@ class LogParser {
     static const std::regex env_re(R"((NCCL_[A-Z0-9_]+) set by environment to (\S+))");
     static const std::regex version_re(R"(NCCL version (\d+\.\d+\.\d+))");
     std::smatch m;
-    if (std::regex_search(info, m, env_re)) {
+    if (has(info, "set by environment") && std::regex_search(info, m, env_re)) {
       std::string value = m[2];
       if (!value.empty() && value.back() == '.') value.pop_back();  // "NCCL_X set by environment to 0."
       current().env[m[1]] = value;
     }
-    if (std::regex_search(info, m, version_re)) current().nccl_version = m[1].str();
+    if (has(info, "NCCL version") && std::regex_search(info, m, version_re)) current().nccl_version = m[1].str();
   }
 
   void line(std::string s, int n) {
@@ -236,8 +269,8 @@ class LogParser {
 
     if (!s.empty() && s.back() == '\r') s.pop_back();
     std::smatch m;
-    if (std::regex_search(s, m, tag_re)) s = m.suffix();
-    if (std::regex_search(s, m, info_re)) {
+    if (!s.empty() && s[0] == '[' && std::regex_search(s, m, tag_re)) s = m.suffix();
+    if (has(s, "] NCCL ") && std::regex_search(s, m, info_re)) {
       nccl_info(s.substr(static_cast<std::size_t>(m.position(0))));
       s = s.substr(0, static_cast<std::size_t>(m.position(0)));
     } else if (s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) {
@@ -249,33 +282,33 @@ class LogParser {
     const bool hashed = t[0] == '#';
     const std::string body = trim(hashed ? t.substr(1) : t);
 
-    if (std::regex_search(body, m, tests_version_re)) {
+    if (has(body, "nccl-tests version") && std::regex_search(body, m, tests_version_re)) {
       open_block(n);
       current().tests_version = m[1].str();
       if (m[2].matched) current().nccl_version = version_from_code(m[2].str());
       return;
     }
-    if (std::regex_search(body, m, start_re)) {
+    if (has(body, "Collective test starting") && std::regex_search(body, m, start_re)) {
       if (current().seen_start_line || current().seen_threads_line || !current().rows.empty()) open_block(n);
       current().seen_start_line = true;
       current().binary = m[1].str();
       current().binary_line = n;
       return;
     }
-    if (std::regex_search(body, threads_re)) {
+    if (has(body, "nThread") && std::regex_search(body, threads_re)) {
       if (current().seen_threads_line || !current().rows.empty()) open_block(n);
       current().seen_threads_line = true;
-      if (std::regex_search(body, m, iters_re)) {
-        current().warmup = std::stoi(m[1]);
-        current().iters = std::stoi(m[2]);
+      if (has(body, "warmup iters") && std::regex_search(body, m, iters_re)) {
+        current().warmup = to_small_int(m[1], file_, n, "a warmup count");
+        current().iters = to_small_int(m[2], file_, n, "an iteration count");
       }
       return;
     }
-    if (std::regex_search(body, m, rank_re)) {
-      current().ranks[std::stoi(m[1])] = RankInfo{m[2], m[3]};
+    if (has(body, "Rank") && std::regex_search(body, m, rank_re)) {
+      current().ranks[to_small_int(m[1], file_, n, "a rank")] = RankInfo{m[2], m[3]};
       return;
     }
-    if (std::regex_search(body, m, avg_re)) {
+    if (has(body, "Avg bus bandwidth") && std::regex_search(body, m, avg_re)) {
       current().avg_busbw = std::strtod(m[1].str().c_str(), nullptr);
       return;
     }
@@ -288,12 +321,12 @@ class LogParser {
         if (auto c = columns_from_header(toks)) current().columns = *c;
         return;
       }
-      if (std::regex_search(body, m, binary_re) && !hashed) {
+      if (!hashed && has(body, "_perf") && std::regex_search(body, m, binary_re)) {
         const std::string binary = m[1].str() + "_perf";
         const std::string before = body.substr(0, static_cast<std::size_t>(m.position(0)));
         std::smatch pn;
         std::optional<int> per_node;
-        if (std::regex_search(before, pn, per_node_re)) per_node = std::stoi(pn[1].matched ? pn[1] : pn[2]);
+        if (std::regex_search(before, pn, per_node_re)) per_node = to_small_int(pn[1].matched ? pn[1] : pn[2], file_, n, "processes per node");
         if (current().rows.empty()) {
           current().binary = current().binary ? current().binary : std::optional<std::string>(binary);
           if (!current().binary_line) current().binary_line = n;
@@ -347,7 +380,13 @@ class LogParser {
     r.count = to_int(all[static_cast<std::size_t>(c.count)], file_, first_line, "in the count column");
     r.type = all[static_cast<std::size_t>(c.type)];
     r.redop = all[static_cast<std::size_t>(c.redop)];
-    r.root = c.root >= 0 ? static_cast<int>(to_int(all[static_cast<std::size_t>(c.root)], file_, first_line, "in the root column")) : -1;
+    const std::int64_t root =
+        c.root >= 0 ? to_int(all[static_cast<std::size_t>(c.root)], file_, first_line, "in the root column") : -1;
+    // The results reader's bound: -1 (no root) or a rank below 2^24.
+    if (root < -1 || root > (1 << 24)) {
+      fail(file_, first_line, "root " + std::to_string(root) + " is neither -1 (no root) nor a rank up to 16777216");
+    }
+    r.root = static_cast<int>(root);
     auto timing = [&](int t, int a, int b, int w) {
       Timing x;
       x.time_us = to_number(all[static_cast<std::size_t>(t)], file_, first_line, "in a time column");
@@ -382,6 +421,13 @@ int type_size(const std::string& type, const std::string& file, int line) {
   const auto it = sizes.find(type);
   if (it == sizes.end()) fail(file, line, "unknown data type '" + type + "'");
   return it->second;
+}
+
+// nccl-tests src/common.cu: test_opnames is {"sum", "prod", "max", "min", "avg", "mulsum"}; ops
+// that do not reduce print "none". The results reader accepts exactly these.
+void check_redop(const std::string& redop, const std::string& file, int line) {
+  static const std::set<std::string> names{"sum", "prod", "max", "min", "avg", "mulsum", "none"};
+  if (names.count(redop) == 0) fail(file, line, "unknown reduction op '" + redop + "' in the redop column");
 }
 
 std::string algo_from_env(const std::string& v) {
@@ -453,8 +499,11 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   } else if (*op == "all_gather" || *op == "reduce_scatter" || *op == "alltoall") {
     for (const auto& r : b.rows) {
       if (r.count > 0) {
-        const std::int64_t per = r.count * type_size(r.type, file, r.line);
-        if (r.size % per == 0) {
+        // size = count x element size x ranks; a count too large for that product says nothing.
+        const std::int64_t width = type_size(r.type, file, r.line);
+        if (r.count > std::numeric_limits<std::int64_t>::max() / width) continue;
+        const std::int64_t per = r.count * width;
+        if (r.size % per == 0 && r.size / per <= (1 << 24)) {
           nranks = static_cast<int>(r.size / per);
           break;
         }
@@ -500,7 +549,7 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   const auto mn = b.env.find("NCCL_MIN_NCHANNELS");
   const auto mx = b.env.find("NCCL_MAX_NCHANNELS");
   if (mn != b.env.end() && mx != b.env.end() && mn->second == mx->second && is_integer(mn->second)) {
-    channels = std::stoi(mn->second);
+    channels = to_small_int(mn->second, file, 0, "NCCL_MIN_NCHANNELS");
   }
 
   // The bus-bandwidth factor must match the op and rank count (catches a wrong --op or --nranks).
@@ -544,6 +593,7 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   int n_busbw = 0;
   for (const auto& r : b.rows) {
     type_size(r.type, file, r.line);
+    check_redop(r.redop, file, r.line);
     const std::string key = r.type + "/" + r.redop + "/" + std::to_string(r.root);
     const auto it = open.find(key);
     if (it == open.end() || r.size <= last_size[key]) {
@@ -644,6 +694,14 @@ CalibrationResults import_nccl_tests_text(const std::vector<std::pair<std::strin
     EnvironmentInfo e;
     e.warnings = warnings;
     results.environment = e;
+  }
+  // What is imported must read back as calibration results: the reader's bounds (iteration counts,
+  // channels, ...) apply to values the lines above do not check one by one.
+  try {
+    (void)read_calibration_results(parse_json_text(format_calibration_results(results), "import.json").root());
+  } catch (const InputError& e) {
+    throw InputError(logs.size() == 1 ? logs.front().first : std::string(), "",
+                     "the import would not be valid calibration results: " + e.where() + ": " + e.message());
   }
   return results;
 }

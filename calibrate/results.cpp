@@ -485,6 +485,10 @@ Json to_json(const FailureRecord& f) {
   return Json{{"section", f.section}, {"subrun", f.subrun}, {"test", f.test}, {"status", f.status}, {"message", f.message}};
 }
 
+// Text copied from logs (an nccl-tests command line, a host name) may hold bytes that are not
+// UTF-8; they are written as U+FFFD instead of making the whole file unwritable.
+std::string dump_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 template <class T>
 void append_list(std::string& out, const char* key, const std::vector<T>& items, bool last = false) {
   out += "  \"";
@@ -492,7 +496,7 @@ void append_list(std::string& out, const char* key, const std::vector<T>& items,
   out += "\": [";
   for (std::size_t i = 0; i < items.size(); ++i) {
     out += i == 0 ? "\n    " : ",\n    ";
-    out += to_json(items[i]).dump();
+    out += dump_text(to_json(items[i]));
   }
   out += items.empty() ? "]" : "\n  ]";
   out += last ? "\n" : ",\n";
@@ -571,8 +575,8 @@ std::string format_calibration_results(const CalibrationResults& r) {
   std::string out = "{\n";
   out += "  \"schema_version\": " + std::to_string(r.schema_version) + ",\n";
   out += "  \"kind\": " + Json(kResultsKind).dump() + ",\n";
-  out += "  \"tool\": " + to_json(r.tool).dump() + ",\n";
-  out += "  \"environment\": " + (r.environment ? to_json(*r.environment).dump() : std::string("null")) + ",\n";
+  out += "  \"tool\": " + dump_text(to_json(r.tool)) + ",\n";
+  out += "  \"environment\": " + (r.environment ? dump_text(to_json(*r.environment)) : std::string("null")) + ",\n";
   append_list(out, "collectives", r.collectives);
   append_list(out, "p2p", r.p2p);
   append_list(out, "gemm", r.gemm);

@@ -1,10 +1,12 @@
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <optional>
 
 #include "hardware/atomic_file.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
 
 #ifndef CLUSTERSIM_VERSION
 #define CLUSTERSIM_VERSION "unknown"
@@ -32,6 +34,30 @@ void Context::emit(const std::string& path, const std::string& content) {
     write_file_atomically(path, content);
   }
 }
+
+namespace {
+
+// CLI11 reports a misspelt subcommand as "A subcommand is required": name the word and suggest.
+std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, const char* const* argv) {
+  if (!app.get_subcommands().empty()) return std::nullopt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--catalog") {
+      ++i;
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const CLI::App* sc : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sc->get_name());
+    std::string msg = "unknown subcommand '" + a + "'";
+    if (auto near = nearest_word(a, names)) return msg + "; did you mean '" + *near + "'?";
+    for (std::size_t k = 0; k < names.size(); ++k) msg += (k == 0 ? "; expected one of: " : ", ") + names[k];
+    return msg;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   Context ctx(out, err);
@@ -62,6 +88,10 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     out << e.what() << '\n';
     return 0;
   } catch (const CLI::ParseError& e) {
+    if (const auto unknown = unknown_subcommand(app, argc, argv)) {
+      err << "clustersim: error: " << *unknown << '\n';
+      return 2;
+    }
     err << "clustersim: " << e.what() << '\n';
     err << "Run with --help for usage.\n";
     return 2;

@@ -14,6 +14,7 @@
 
 #include "calibrate/compute_fit.hpp"
 #include "calibrate/nccl_fit.hpp"
+#include "calibrate/results.hpp"
 #include "cli/app.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
@@ -42,6 +43,9 @@ nlohmann::json merge_results(const std::vector<std::string>& files) {
   int best_gpus = -1;
   for (const auto& f : files) {
     const JsonDocument doc = load_json_file(f);
+    // Read strictly first, so that a bad value is reported in this file's name and at its JSON
+    // pointer (the fitters read the merged document, which has neither).
+    (void)calibrate::read_calibration_results(doc.root());
     const auto& j = doc.json();
     if (!j.is_object()) throw InputError(f, "", "expected calibration results (a JSON object)");
     static const nlohmann::json kNoEnvironment = nlohmann::json::object();

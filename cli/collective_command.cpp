@@ -68,6 +68,10 @@ std::map<std::string, std::string> parse_env(const std::vector<std::string>& ite
 // nccl-tests' size sweep (src/common.cu): from -b to -e, multiplying by -f when it is above 1,
 // else adding -i (default 1 MiB).
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
+  if (!std::isfinite(a.step_factor) || a.step_factor < 0) {
+    throw InputError("", "-f", "expected a finite step factor >= 0 (above 1 multiplies, else -i adds), got " +
+                                   format_number(a.step_factor));
+  }
   const Bytes lo = parse_nccl_size(a.min_bytes);
   const Bytes hi = parse_nccl_size(a.max_bytes);
   if (hi < lo) {
@@ -144,6 +148,15 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
   }
   if (a.nodes < 1 || a.nodes > 100000) {
     throw InputError("", "--nodes", "expected 1 to 100000 nodes, got " + std::to_string(a.nodes));
+  }
+  if (a.gpus_per_pod < 0 || (a.gpus_per_pod > 0 && gpus % a.gpus_per_pod != 0)) {
+    throw InputError("", "--gpus-per-pod", "expected a divisor of the GPUs per node (" + std::to_string(gpus) +
+                                               "), got " + std::to_string(a.gpus_per_pod));
+  }
+  try {
+    (void)nc::NcclVersion::builtin(a.nccl_version);
+  } catch (const InputError& e) {
+    throw InputError("", "--nccl-version", e.message());
   }
   std::map<std::string, std::string> env = parse_env(a.env);
   if (a.algo != "auto") {
@@ -346,7 +359,7 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
   cmd->add_option("--nccl-version", args->nccl_version, "NCCL release whose tuner to mirror (2.28, 2.26.2, 2.20.5, 2.18.5, ...)");
   cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread, "GPUs driven by one nccl-tests thread (-g); default 1");
-  cmd->add_option("-n,--iters", args->iters, "Timed iterations (nccl-tests -n); default 20");
+  cmd->add_option("-n,--iters", args->iters, "Timed iterations (nccl-tests -n); default 20")->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--gpus-per-pod", args->gpus_per_pod, "GPUs per Kubernetes pod (default: one pod per node)");
   cmd->add_flag("--no-host-ipc", args->no_host_ipc, "Pods do not share the host's IPC namespace and /dev/shm");
   cmd->add_option("--p2p", args->p2p, "What the platform allows for GPU peer-to-peer: write, read or disabled")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -397,13 +398,27 @@ JsonDocument parse_json_text(std::string_view text, std::string file) {
     if (auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) {
       what = what.substr(p + 2);
     }
-    throw InputError(file, "", "not valid JSON: " + what);
+    // A number beyond the double range (1e999): nlohmann gives no position, but the frames know
+    // where the parser was (the member's key, or the next index of an array).
+    std::string where;
+    if (dynamic_cast<const nlohmann::json::out_of_range*>(&e) != nullptr && !frames.empty()) {
+      if (frames.back().is_array) ++frames.back().next_index;
+      where = frames_pointer(frames, frames.size());
+      what += " (JSON numbers must be finite doubles)";
+    }
+    throw InputError(file, where, "not valid JSON: " + what);
   }
 }
 
 JsonDocument load_json_file(const std::string& path) {
+  // A directory opens as a stream that reads nothing: say so rather than "not valid JSON".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory; expected a JSON file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open file for reading");
+  if (!in) {
+    const char* why = std::filesystem::exists(path, ec) ? "cannot open file for reading" : "no such file";
+    throw InputError(path, "", why);
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw InputError(path, "", "cannot read file");

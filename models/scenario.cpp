@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hardware/errors.hpp"
+#include "sim/nccl/nccl_version.hpp"
 
 namespace clustersim::models {
 
@@ -199,12 +200,21 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
   }
   o.finish();
   // Checks that need only this section and the cluster size.
-  const std::int64_t product = static_cast<std::int64_t>(p.data) * p.tensor * p.pipeline * p.context;
-  if (product != world_size) {
+  // Multiplied while the product is at most the world size (each factor is at most 2^20), so it
+  // cannot overflow whatever the file says.
+  std::int64_t product = 1;
+  bool too_many = false;
+  for (const int d : {p.data, p.tensor, p.pipeline, p.context}) {
+    if (product > world_size) too_many = true;
+    else product *= d;
+  }
+  too_many = too_many || product > world_size;
+  if (too_many || product != world_size) {
     throw InputError(v.file(), v.pointer(),
                      "data x tensor x pipeline x context = " + std::to_string(p.data) + " x " +
                          std::to_string(p.tensor) + " x " + std::to_string(p.pipeline) + " x " +
-                         std::to_string(p.context) + " = " + std::to_string(product) +
+                         std::to_string(p.context) + " = " +
+                         (too_many ? "more than " + std::to_string(world_size) : std::to_string(product)) +
                          ", but the cluster has " + std::to_string(world_size) +
                          " GPUs (nodes x gpus_per_node); expert parallelism is carved out of data x context");
   }
@@ -291,7 +301,14 @@ NcclSpec read_nccl(ValueReader v) {
         }
       }
     }
-    if (auto ver = o.maybe("version")) n.version = ver->as_string();
+    if (auto ver = o.maybe("version")) {
+      n.version = ver->as_string();
+      try {
+        (void)sim::nccl::NcclVersion::builtin(n.version);
+      } catch (const InputError& e) {
+        ver->fail_message(e.message());
+      }
+    }
     return n;
   });
 }
@@ -342,6 +359,11 @@ void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpe
                             ParallelismSpec& p) {
   const JsonDocument doc = load_json_file(path.string());
   p.deepspeed_config = path;
+  apply_deepspeed_config(doc, training, world_size, p);
+}
+
+void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& training, int world_size,
+                            ParallelismSpec& p) {
   p.framework = Framework::DEEPSPEED;
   doc.root().read_object([&](ObjectReader& o) {
     // Keys DeepSpeed accepts that do not change the step's time or memory in this model.
@@ -414,7 +436,7 @@ void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpe
     });
   });
   if (p.offload_params == OffloadTarget::CPU && p.zero_stage != 3) {
-    throw InputError(path.string(), "/zero_optimization/offload_param", "parameter offload needs stage 3");
+    throw InputError(doc.file(), "/zero_optimization/offload_param", "parameter offload needs stage 3");
   }
 }
 

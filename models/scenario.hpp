@@ -182,6 +182,9 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
 // resolving "auto" batch sizes from `training` and checking them against it.
 void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpec& training, int world_size,
                             ParallelismSpec& parallelism);
+// The same from an already parsed document (fuzzers and tests).
+void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& training, int world_size,
+                            ParallelismSpec& parallelism);
 
 std::string_view to_string(Precision p);
 std::string_view to_string(Framework f);

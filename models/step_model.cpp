@@ -147,6 +147,16 @@ const TransformerConfig& StepSimulator::model_for(const Scenario& s) {
 }
 
 StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const StepRunOptions& options) {
+  // The event simulation holds every node's links: about 8 KB per GPU (785 MB at 100,000 GPUs,
+  // 2 GB at 262,144; tests/bench/scale_bench.cpp), so it is refused beyond 2^18 GPUs before any
+  // allocation. The closed form's memory does not grow with the GPU count.
+  constexpr int kMaxEventGpus = 1 << 18;
+  if (fidelity == Fidelity::EVENT && s.world_size() > kMaxEventGpus) {
+    throw InputError(s.file, "/cluster/nodes",
+                     "the event simulation is bounded at " + std::to_string(kMaxEventGpus) +
+                         " GPUs (about 2 GB of memory); this cluster has " + std::to_string(s.world_size()) +
+                         ": use --fidelity fast, or fewer nodes");
+  }
   StepEstimate e;
   e.fidelity = fidelity;
   hardware::NodeSpec node;

@@ -10,8 +10,13 @@ namespace clustersim::models {
 
 namespace {
 
-constexpr IntRange kPositive{.min = 1, .max = std::int64_t{1} << 40};
-constexpr IntRange kNonNegative{.min = 0, .max = std::int64_t{1} << 40};
+// Bounds that keep every size product (parameters, activations) inside 64-bit integers: widths,
+// heads and vocabularies up to 2^24, layers up to 16384 (published models have at most a few
+// hundred), and at most 10^15 parameters in all (checked once the family's fields are read).
+constexpr IntRange kPositive{.min = 1, .max = std::int64_t{1} << 24};
+constexpr IntRange kNonNegative{.min = 0, .max = std::int64_t{1} << 24};
+constexpr IntRange kLayers{.min = 1, .max = 16384};
+constexpr double kMaxParameters = 1e15;
 constexpr NumberRange kProbability{.min = 0, .max = 1};
 
 const std::vector<std::string>& supported_model_types() {
@@ -40,13 +45,14 @@ const std::vector<std::string_view>& hf_boilerplate() {
 }
 
 // A required positive integer, with the expectation spelled out for a config that lacks it.
-std::int64_t required_int(ObjectReader& o, std::string_view key, std::string_view meaning) {
+std::int64_t required_int(ObjectReader& o, std::string_view key, std::string_view meaning,
+                          IntRange range = kPositive) {
   if (!o.has(key)) {
     throw InputError(o.file(), o.child_pointer(key),
                      "missing required key '" + std::string(key) + "' (" + std::string(meaning) +
                          "; expected a positive integer)");
   }
-  return o.at(key).as_int(kPositive);
+  return o.at(key).as_int(range);
 }
 
 std::int64_t optional_int(ObjectReader& o, std::string_view key, std::int64_t fallback, IntRange range = kPositive) {
@@ -66,7 +72,7 @@ double optional_probability(ObjectReader& o, std::string_view key, double fallba
 void read_llama_like(ObjectReader& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "intermediate_size", "the MLP width");
-  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers");
+  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
   c.num_heads = required_int(o, "num_attention_heads", "the number of query heads");
   c.vocab_size = required_int(o, "vocab_size", "the vocabulary size");
   c.num_kv_heads = optional_int(o, "num_key_value_heads", c.num_heads);
@@ -146,7 +152,7 @@ void read_qwen2_moe(ObjectReader& o, TransformerConfig& c) {
 void read_deepseek(ObjectReader& o, TransformerConfig& c, bool v3) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "intermediate_size", "the width of the dense MLP layers");
-  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers");
+  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
   c.num_heads = required_int(o, "num_attention_heads", "the number of attention heads");
   c.vocab_size = required_int(o, "vocab_size", "the vocabulary size");
   c.num_kv_heads = optional_int(o, "num_key_value_heads", c.num_heads);
@@ -181,7 +187,7 @@ void read_deepseek(ObjectReader& o, TransformerConfig& c, bool v3) {
 
 void read_gpt2(ObjectReader& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "n_embd", "the model width");
-  c.num_layers = required_int(o, "n_layer", "the number of transformer layers");
+  c.num_layers = required_int(o, "n_layer", "the number of transformer layers", kLayers);
   c.num_heads = required_int(o, "n_head", "the number of attention heads");
   c.vocab_size = required_int(o, "vocab_size", "the vocabulary size");
   c.max_position_embeddings = required_int(o, "n_positions", "the number of learned positions");
@@ -204,7 +210,7 @@ void read_gpt2(ObjectReader& o, TransformerConfig& c) {
 void read_gpt_neox(ObjectReader& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "intermediate_size", "the MLP width");
-  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers");
+  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
   c.num_heads = required_int(o, "num_attention_heads", "the number of attention heads");
   c.vocab_size = required_int(o, "vocab_size", "the vocabulary size");
   c.max_position_embeddings = optional_int(o, "max_position_embeddings", 0, kNonNegative);
@@ -226,7 +232,7 @@ void read_gpt_neox(ObjectReader& o, TransformerConfig& c) {
 void read_opt(ObjectReader& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "ffn_dim", "the MLP width");
-  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers");
+  c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
   c.num_heads = required_int(o, "num_attention_heads", "the number of attention heads");
   c.vocab_size = required_int(o, "vocab_size", "the vocabulary size");
   c.max_position_embeddings = required_int(o, "max_position_embeddings", "the number of learned positions");
@@ -285,6 +291,22 @@ TransformerConfig read_fields(ObjectReader& o, bool inline_fields, std::string d
     read_gpt_neox(o, c);
   } else {
     read_opt(o, c);
+  }
+  // Roughly the parameter count (attention, MLP, experts, embeddings), in floating point so that
+  // it cannot overflow: beyond 10^15 the sizes are a typo, and the models' integer sums would not hold.
+  const double h = static_cast<double>(c.hidden_size);
+  const double heads_width = static_cast<double>(std::max({c.num_heads * std::max(c.head_dim, c.qk_head_dim()),
+                                                           c.num_heads * c.v_head_dim(), c.hidden_size}));
+  const double mlp = static_cast<double>(c.intermediate_size) +
+                     static_cast<double>(c.moe.num_experts) * static_cast<double>(c.moe.expert_intermediate_size) +
+                     static_cast<double>(c.moe.shared_intermediate_size);
+  const double params = static_cast<double>(c.num_layers) * (4 * h * heads_width + 3 * h * mlp) +
+                        2 * static_cast<double>(c.vocab_size) * h;
+  if (params > kMaxParameters) {
+    throw InputError(o.file(), o.pointer().empty() ? "/" : o.pointer(),
+                     "expected a model of at most 1e15 parameters; these sizes describe about " +
+                         format_significant(params, 3) + " (a typo in hidden_size, the MLP width, the layer "
+                         "or expert count?)");
   }
   return c;
 }

@@ -45,6 +45,7 @@
 #include <string>
 
 #include "hardware/catalog.hpp"
+#include "hardware/json_reader.hpp"
 #include "models/plan_result.hpp"
 #include "reports/report_model.hpp"
 
@@ -66,5 +67,7 @@ std::string render_plan_result(const models::PlanResult& result, const Report& r
 
 // The report inside a saved result: a plan result (its "report") or a report JSON itself.
 Report load_saved_report(const std::string& path);
+// The same from an already parsed document (fuzzers and tests).
+Report read_saved_report(const JsonDocument& doc);
 
 }  // namespace clustersim::reports

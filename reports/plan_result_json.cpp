@@ -305,8 +305,9 @@ std::string render_plan_result(const PlanResult& r, const Report& report) {
   return out + "\n}\n";
 }
 
-Report load_saved_report(const std::string& path) {
-  const JsonDocument doc = load_json_file(path);
+Report load_saved_report(const std::string& path) { return read_saved_report(load_json_file(path)); }
+
+Report read_saved_report(const JsonDocument& doc) {
   const auto& root = doc.json();
   if (root.is_object() && root.contains("kind") && root["kind"] == std::string(kPlanResultKind)) {
     ObjectReader o = doc.root().as_object();

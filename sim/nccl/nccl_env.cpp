@@ -162,6 +162,47 @@ const std::set<std::string>& ignored_names() {
   return s;
 }
 
+// Variables NCCL reads that this model uses (the branches of NcclEnv::parse).
+const std::set<std::string>& modelled_names() {
+  static const std::set<std::string> s = {
+      "NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_P2P_READ_ENABLE", "NCCL_SHM_DISABLE",
+      "NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS", "NCCL_MAX_NCHANNELS",
+      "NCCL_MAX_NRINGS", "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE",
+      "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
+      "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
+      "NCCL_HOSTID"};
+  return s;
+}
+
+// True when a and b differ by one edit (a letter changed, added or dropped, or two neighbours swapped).
+bool one_edit_apart(const std::string& a, const std::string& b) {
+  if (a == b) return false;
+  const std::size_t n = a.size(), m = b.size();
+  if (n == m) {
+    std::size_t i = 0;
+    while (a[i] == b[i]) ++i;
+    if (a.compare(i + 1, std::string::npos, b, i + 1) == 0) return true;                    // changed
+    return i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && a.compare(i + 2, std::string::npos, b, i + 2) == 0;
+  }
+  if (n + 1 != m && m + 1 != n) return false;
+  const std::string& longer = n > m ? a : b;
+  const std::string& shorter = n > m ? b : a;
+  std::size_t i = 0;
+  while (i < shorter.size() && shorter[i] == longer[i]) ++i;
+  return longer.compare(i + 1, std::string::npos, shorter, i) == 0;                        // added or dropped
+}
+
+// The variable a misspelt name stands for: one edit from a name NCCL reads (modelled or ignored).
+// Names further away may be NCCL variables this model does not list, and stay warnings.
+std::optional<std::string> misspelling_of(const std::string& var) {
+  for (const auto* names : {&modelled_names(), &ignored_names()}) {
+    for (const auto& n : *names) {
+      if (one_edit_apart(var, n)) return n;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool EnableMatrix::allows(CollectiveOp op, int element) const {
@@ -242,6 +283,8 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.host_id = value;
     } else if (ignored_names().count(var) != 0) {
       e.ignored.push_back(var);
+    } else if (auto near = misspelling_of(var)) {
+      throw InputError("", where, var + ": not a variable NCCL reads; did you mean " + *near + "?");
     } else {
       e.unknown.push_back(var);
     }

@@ -26,4 +26,16 @@ int run_parser(const std::uint8_t* data, std::size_t size, Fn&& fn) {
   return 0;
 }
 
+// A step that must succeed on input the parser accepted (writing it back, rendering it): any
+// exception here, InputError included, is a bug.
+template <class Fn>
+void must_accept(const char* what, Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s failed on accepted input: %s\n", what, e.what());
+    std::abort();
+  }
+}
+
 }  // namespace clustersim::fuzz

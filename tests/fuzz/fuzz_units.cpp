@@ -1,6 +1,9 @@
-// Unit strings: sizes, durations, bandwidths, FLOP rates and counts, nccl-tests sizes.
+// Unit strings: sizes, durations, bandwidths, FLOP rates and counts, nccl-tests sizes, and the
+// plan file's durations, dollar amounts and catalog prices.
 #include "fuzz_input.hpp"
+#include "hardware/catalog.hpp"
 #include "hardware/units.hpp"
+#include "models/plan_spec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace clustersim;
@@ -17,5 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     each(parse_flop_rate, t);
     each(parse_flop_count, t);
     each(parse_nccl_size, t);
+    each(models::parse_plan_duration, t);
+    each(models::parse_usd, t);
+    each(hardware::parse_hourly_price, t);
   });
 }
