@@ -123,6 +123,9 @@ struct FabricSpec {
   bool supports_gpudirect_rdma = false;
   Figure<Duration> nic_latency;     // one-way, NIC to NIC through one switch, small message
   Figure<Duration> switch_latency;  // per additional switch hop
+  // Payload rate NCCL's network transport reaches over the NIC line rate, where known for this
+  // fabric (nccl.net.efficiency's fallback); absent: the NCCL rule of thumb.
+  std::optional<Figure<double>> nccl_net_efficiency;
 };
 
 enum class NetworkTopologyKind { SINGLE_SWITCH, LEAF_SPINE, RAIL_OPTIMIZED };

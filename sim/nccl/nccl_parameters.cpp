@@ -48,8 +48,14 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                              "min(GPU PCIe rate at NCCL's efficiency, host memory bandwidth per socket / 2)");
   }
   if (!sys.nics().empty()) {
-    const double eff = params.ratio("nccl.net.efficiency", 12.0 / 12.5,
-                                    "NCCL maintainers' rule of thumb: about 12 GB/s per 100 Gb/s NIC");
+    // The fabric's own figure where the catalog has one (EFA through aws-ofi-nccl reaches less
+    // than InfiniBand verbs), else the NCCL maintainers' rule of thumb.
+    const auto& fab_eff = node.fabric->nccl_net_efficiency;
+    const double eff =
+        fab_eff ? params.ratio("nccl.net.efficiency", fab_eff->value,
+                               "catalog " + node.fabric->name + " nccl_net_efficiency (" + fab_eff->source + ")")
+                : params.ratio("nccl.net.efficiency", 12.0 / 12.5,
+                               "NCCL maintainers' rule of thumb: about 12 GB/s per 100 Gb/s NIC");
     r.nic = sys.nics().front().bandwidth * eff;
     Duration lat = node.fabric->nic_latency.value;
     const auto& topo = node.instance->network.topology;

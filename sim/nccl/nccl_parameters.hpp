@@ -11,8 +11,10 @@
 //                                          sm80 20, sm90 20.6, sm100 40.1 GB/s) / catalog per-link rate
 //   nccl.pcie.efficiency           ratio   same for a GPU's PCIe link; NCCL's PCIe figure (x16 Gen4
 //                                          24, Gen5 48 GB/s) / catalog PCIe rate
-//   nccl.net.efficiency            ratio   payload rate over NIC line rate; 12 GB/s per 100 Gb/s
-//                                          (0.96), the NCCL maintainers' rule of thumb
+//   nccl.net.efficiency            ratio   payload rate over NIC line rate; the catalog fabric's
+//                                          nccl_net_efficiency where it has one (EFA v1/v2: 0.88),
+//                                          else 12 GB/s per 100 Gb/s (0.96), the NCCL maintainers'
+//                                          rule of thumb
 //   nccl.shm.bandwidth             B/s     per-GPU rate of the SHM transport (through host memory);
 //                                          min(PCIe rate x pcie efficiency, host memory bandwidth per
 //                                          socket / 2)
