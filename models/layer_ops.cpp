@@ -68,14 +68,8 @@ class Builder {
   }
 
   void memory(const std::string& name, double bytes, double flops, double backward_factor, int kernels = 1) {
-    KernelOp op;
-    op.name = name;
-    op.layer = layer_;
-    op.kind = OpKind::MEMORY;
-    op.dtype = t_.precision;
-    op.bytes = Bytes::from_double(bytes);
+    KernelOp op = memory_op(name, bytes, kernels, MemoryPath::VECTORIZED, 0);
     op.flops = FlopCount::of(flops);
-    op.kernels = kernels;
     entries.push_back({.op = op, .backward_factor = backward_factor});
   }
 

@@ -1,6 +1,8 @@
 #pragma once
-// The text of a file of this repository (test data, scenarios, results), for tests.
+// The text of a file, for tests: any path (outputs a command wrote) or a file of this repository
+// (test data, scenarios, results).
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -8,13 +10,18 @@
 
 namespace clustersim::testing {
 
-inline std::string read_source_text(const std::string& relative_path) {
-  const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/" + relative_path;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("test data missing: " + relative_path);
+// The bytes of `path`; empty when it cannot be read (tests compare against expected text).
+inline std::string read_file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+inline std::string read_source_text(const std::string& relative_path) {
+  const std::filesystem::path path = std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / relative_path;
+  if (!std::filesystem::is_regular_file(path)) throw std::runtime_error("test data missing: " + relative_path);
+  return read_file_text(path);
 }
 
 // Validation data by file name (tests/validation/data/NAME).

@@ -10,29 +10,18 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "support/cli_run.hpp"
+#include "support/source_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
 
-struct Output {
-  int rc;
-  std::string out, err;
-};
+using Output = testing::CliResult;
+constexpr auto run = &testing::run_cli;
 
-Output run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int rc = cli::run(args, out, err);
-  return {rc, out.str(), err.str()};
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+constexpr auto slurp = &testing::read_file_text;
 
 std::string scenario(const char* name) { return (testing::source_dir() / "scenarios" / name).string(); }
 

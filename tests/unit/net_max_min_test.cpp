@@ -70,6 +70,26 @@ std::vector<double> reference_max_min(const std::vector<double>& capacities,
   return rate;
 }
 
+// The incremental solver's rates against a solve from scratch and against the textbook reference,
+// for the flows present (slot -> route, cap).
+void check_against_fresh(const MaxMinSolver& inc, const std::vector<double>& capacities,
+                         const std::map<std::uint32_t, std::pair<std::vector<LinkId>, double>>& present) {
+  std::vector<std::vector<LinkId>> routes;
+  std::vector<double> caps;
+  std::vector<std::uint32_t> slots;
+  for (const auto& [slot, rc] : present) {
+    slots.push_back(slot);
+    routes.push_back(rc.first);
+    caps.push_back(rc.second);
+  }
+  const auto fresh = solve_fresh(capacities, routes, caps);
+  const auto reference = reference_max_min(capacities, routes, caps);
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    CHECK(inc.rate(slots[i]) == Approx(fresh[i]).epsilon(1e-9).margin(1e-9));
+    CHECK(inc.rate(slots[i]) == Approx(reference[i]).epsilon(1e-9).margin(1e-9));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the reference filling agrees with the textbook example", "[unit][net][maxmin]") {
@@ -214,20 +234,7 @@ TEST_CASE("incremental solves agree with solving from scratch", "[unit][net][max
     // Sometimes batch two changes into one solve.
     if (rng() % 4 == 0) continue;
     inc.solve();
-    std::vector<std::vector<LinkId>> routes;
-    std::vector<double> caps;
-    std::vector<std::uint32_t> slots;
-    for (const auto& [slot, rc] : present) {
-      slots.push_back(slot);
-      routes.push_back(rc.first);
-      caps.push_back(rc.second);
-    }
-    const auto fresh = solve_fresh(capacities, routes, caps);
-    const auto reference = reference_max_min(capacities, routes, caps);
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      CHECK(inc.rate(slots[i]) == Approx(fresh[i]).epsilon(1e-9).margin(1e-9));
-      CHECK(inc.rate(slots[i]) == Approx(reference[i]).epsilon(1e-9).margin(1e-9));
-    }
+    check_against_fresh(inc, capacities, present);
     ++checks;
   }
   CHECK(checks > 300);
@@ -265,20 +272,7 @@ TEST_CASE("incremental solves agree with solving from scratch on large random ne
       }
       inc.solve();
       if (step % 10 != 0) continue;
-      std::vector<std::vector<LinkId>> routes;
-      std::vector<double> caps;
-      std::vector<std::uint32_t> slots;
-      for (const auto& [slot, rc] : present) {
-        slots.push_back(slot);
-        routes.push_back(rc.first);
-        caps.push_back(rc.second);
-      }
-      const auto fresh = solve_fresh(capacities, routes, caps);
-      const auto reference = reference_max_min(capacities, routes, caps);
-      for (std::size_t i = 0; i < slots.size(); ++i) {
-        CHECK(inc.rate(slots[i]) == Approx(fresh[i]).epsilon(1e-9).margin(1e-9));
-        CHECK(inc.rate(slots[i]) == Approx(reference[i]).epsilon(1e-9).margin(1e-9));
-      }
+      check_against_fresh(inc, capacities, present);
       // Feasible: no link carries more than its capacity.
       for (LinkId l = 0; l < capacities.size(); ++l) CHECK(inc.load(l) <= capacities[l] * (1 + 1e-9));
     }

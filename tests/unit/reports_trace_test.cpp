@@ -6,6 +6,7 @@
 
 #include "reports/perfetto_trace.hpp"
 #include "reports/trace_check.hpp"
+#include "support/source_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
@@ -47,12 +48,7 @@ PerfettoTrace tiny_trace(TraceOptions options = {}) {
   return t;
 }
 
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+constexpr auto read_file = &testing::read_file_text;
 
 std::string problems(std::string_view text) {
   std::string all;

@@ -13,18 +13,14 @@
 #include "cli/app.hpp"
 #include "hardware/atomic_file.hpp"
 #include "hardware/errors.hpp"
+#include "support/source_text.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+constexpr auto slurp = &testing::read_file_text;
 
 ino_t inode_of(const std::filesystem::path& p) {
   struct stat st {};

@@ -9,22 +9,15 @@
 #include "cli/app.hpp"
 #include "hardware/errors.hpp"
 #include "hardware/json_reader.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
 
-struct Output {
-  int rc;
-  std::string out, err;
-};
-
-Output run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int rc = cli::run(args, out, err);
-  return {rc, out.str(), err.str()};
-}
+using Output = testing::CliResult;
+constexpr auto run = &testing::run_cli;
 
 // The default scenario with `from` replaced by `to` in its text.
 std::string scenario_with(const std::string& from, const std::string& to) {

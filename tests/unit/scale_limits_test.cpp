@@ -6,22 +6,15 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace clustersim;
 
 namespace {
 
-struct Output {
-  int rc;
-  std::string out, err;
-};
-
-Output run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int rc = cli::run(args, out, err);
-  return {rc, out.str(), err.str()};
-}
+using Output = testing::CliResult;
+constexpr auto run = &testing::run_cli;
 
 // Llama-3.2-1B, data parallel over every GPU of `nodes` p5.48xlarge (the cluster section is read
 // before the layout, so an impossible node count is the first thing reported).
