@@ -74,7 +74,7 @@ std::vector<std::string> opt_string_list(ObjectReader& o, std::string_view key) 
 
 ToolInfo read_tool(ObjectReader& o) {
   ToolInfo t;
-  t.name = o.at("name").as_choice({"clustersim-calibrate", "nccl-tests"});
+  t.name = o.at("name").as_choice({"clustersim-calibrate", "nccl-tests", "torch-kernel-probe"});
   t.version = o.get_or("version", "");
   t.command = o.get_or("command", "");
   t.label = opt_string(o, "label");
@@ -206,7 +206,7 @@ P2pSeries read_p2p(ObjectReader& o) {
 
 GemmResult read_gemm(ObjectReader& o) {
   GemmResult g;
-  g.name = o.at("name").as_choice({"qkv", "attn_out", "mlp_up", "mlp_gate", "mlp_down", "lm_head", "square"});
+  g.name = o.at("name").as_choice({"qkv", "attn_out", "mlp_up", "mlp_gate", "mlp_down", "lm_head", "square", "sustained"});
   g.dtype = o.at("dtype").as_choice({"bf16", "fp8", "fp16", "fp32", "tf32"});
   g.m = o.at("m").as_int(kPositive);
   g.n = o.at("n").as_int(kPositive);
@@ -224,6 +224,12 @@ GemmResult read_gemm(ObjectReader& o) {
   g.gpu = opt_int(o, "gpu", kSmallCount);
   g.gpu_name = opt_string(o, "gpu_name");
   g.fast_accum = opt_bool(o, "fast_accum");
+  if (auto v = o.maybe("phase")) g.phase = v->as_choice({"harness", "burst", "sustained", "mixed"});
+  g.launches = opt_int(o, "launches", {1, 1 << 30});
+  g.busy_ms = opt_number(o, "busy_ms", kNonNegativeNumber);
+  g.gemm_share = opt_number(o, "gemm_share", {0, 1, false});
+  g.sm_clock_MHz = opt_number(o, "sm_clock_MHz", kNonNegativeNumber);
+  g.power_W = opt_number(o, "power_W", kNonNegativeNumber);
   return g;
 }
 
@@ -252,10 +258,21 @@ AttentionResult read_attention(ObjectReader& o) {
 
 MemoryResult read_memory(ObjectReader& o) {
   MemoryResult m;
-  m.kernel = o.at("kernel").as_choice({"copy", "read", "write", "elementwise", "cuda_memcpy"});
-  m.bytes_moved = o.at("bytes_moved").as_int(kPositive);
+  m.kernel = o.at("kernel").as_choice(
+      {"copy", "read", "write", "elementwise", "cuda_memcpy", "strided", "reduce", "launch_gap"});
   m.time_us = o.at("time_us").as_number(kPositiveNumber);
-  m.bandwidth_GBps = o.at("bandwidth_GBps").as_number(kNonNegativeNumber);
+  if (m.kernel == "launch_gap") {  // empty kernels: nothing moved
+    m.op = o.at("op").as_string();
+  } else {
+    m.bytes_moved = o.at("bytes_moved").as_int(kPositive);
+    m.bandwidth_GBps = o.at("bandwidth_GBps").as_number(kNonNegativeNumber);
+    m.op = opt_string(o, "op");
+  }
+  m.elements = opt_int64(o, "elements");
+  m.kernels = opt_int(o, "kernels", {1, 1 << 30});
+  m.blocks = opt_int(o, "blocks", {1, 1 << 30});
+  m.threads = opt_int(o, "threads", {1, 1 << 30});
+  m.queue_full = opt_bool(o, "queue_full");
   m.buffer_bytes = opt_int64(o, "buffer_bytes");
   m.iters = opt_int(o, "iters", {1, 1 << 30});
   m.check = opt_string(o, "check");
@@ -428,6 +445,12 @@ Json to_json(const GemmResult& g) {
   put(j, "gpu", g.gpu);
   put(j, "gpu_name", g.gpu_name);
   put(j, "fast_accum", g.fast_accum);
+  put(j, "phase", g.phase);
+  put(j, "launches", g.launches);
+  put(j, "busy_ms", g.busy_ms);
+  put(j, "gemm_share", g.gemm_share);
+  put(j, "sm_clock_MHz", g.sm_clock_MHz);
+  put(j, "power_W", g.power_W);
   return j;
 }
 
@@ -446,7 +469,17 @@ Json to_json(const AttentionResult& a) {
 }
 
 Json to_json(const MemoryResult& m) {
-  Json j{{"kernel", m.kernel}, {"bytes_moved", m.bytes_moved}, {"time_us", m.time_us}, {"bandwidth_GBps", m.bandwidth_GBps}};
+  Json j{{"kernel", m.kernel}, {"time_us", m.time_us}};
+  if (m.kernel != "launch_gap") {
+    j["bytes_moved"] = m.bytes_moved;
+    j["bandwidth_GBps"] = m.bandwidth_GBps;
+  }
+  put(j, "op", m.op);
+  put(j, "elements", m.elements);
+  put(j, "kernels", m.kernels);
+  put(j, "blocks", m.blocks);
+  put(j, "threads", m.threads);
+  put(j, "queue_full", m.queue_full);
   put(j, "buffer_bytes", m.buffer_bytes);
   put(j, "iters", m.iters);
   put(j, "check", m.check);

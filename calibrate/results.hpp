@@ -34,7 +34,7 @@ const std::vector<std::string>& collective_protos();  // auto, ll, ll128, simple
 double busbw_factor(const std::string& op, int nranks);
 
 struct ToolInfo {
-  std::string name;  // clustersim-calibrate | nccl-tests
+  std::string name;  // clustersim-calibrate | nccl-tests | torch-kernel-probe (calibrate/training_probe)
   std::string version;
   std::string command;
   std::optional<std::string> label;
@@ -142,7 +142,7 @@ struct P2pSeries {
 };
 
 struct GemmResult {
-  std::string name;   // qkv | attn_out | mlp_up | mlp_gate | mlp_down | lm_head | square
+  std::string name;   // qkv | attn_out | mlp_up | mlp_gate | mlp_down | lm_head | square | sustained
   std::string dtype;  // bf16 | fp8
   std::int64_t m = 0, n = 0, k = 0;
   std::string transa, transb;  // cuBLASLt operations (column-major); the forward pass is T, N
@@ -157,6 +157,14 @@ struct GemmResult {
   std::optional<int> gpu;
   std::optional<std::string> gpu_name;
   std::optional<bool> fast_accum;
+  // "sustained" (one square product under a continuous load, --gemm-sustained): how it was run and
+  // the clock and power the GPU held meanwhile.
+  std::optional<std::string> phase;  // harness | burst | sustained | mixed
+  std::optional<int> launches;
+  std::optional<double> busy_ms;
+  std::optional<double> gemm_share;
+  std::optional<double> sm_clock_MHz;
+  std::optional<double> power_W;
 };
 
 struct AttentionResult {
@@ -177,10 +185,16 @@ struct AttentionResult {
 };
 
 struct MemoryResult {
-  std::string kernel;  // copy | read | write | elementwise | cuda_memcpy
+  // copy | read | write | elementwise | cuda_memcpy | strided | reduce (PyTorch's kernels, from the
+  // torch probe) | launch_gap (time per queued empty kernel: no bytes moved)
+  std::string kernel;
   std::int64_t bytes_moved = 0;
   double time_us = 0;
   double bandwidth_GBps = 0;
+  std::optional<std::string> op;          // which kernel of its kind (add_bf16, one_block, ...)
+  std::optional<std::int64_t> elements;   // elements touched (strided and torch kernels)
+  std::optional<int> kernels, blocks, threads;  // launch_gap: kernels queued, their grid
+  std::optional<bool> queue_full;
   std::optional<std::int64_t> buffer_bytes;
   std::optional<int> iters;
   std::optional<std::string> check;

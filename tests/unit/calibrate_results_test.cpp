@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibrate/results.hpp"
+#include "hardware/calibration_profile.hpp"
 #include "hardware/errors.hpp"
 #include "support/temp_dir.hpp"
 
@@ -142,4 +143,19 @@ TEST_CASE("nccl-tests bus bandwidth factors", "[unit][calibrate]") {
   CHECK(busbw_factor("sendrecv", 8) == 1.0);
   // One rank moves nothing over the bus.
   CHECK(busbw_factor("all_reduce", 1) == 0.0);
+}
+
+TEST_CASE("every built-in profile's results files are committed and read strictly", "[unit][calibrate]") {
+  // A profile must be re-fittable from what it names (`clustersim calibrate fit` reads each file
+  // strictly first): every results file a built-in profile lists exists and loads.
+  REQUIRE_FALSE(hardware::builtin_profile_files().empty());
+  for (const auto& f : hardware::builtin_profile_files()) {
+    const auto profile = hardware::CalibrationProfile::parse(f.text, std::string(f.path));
+    INFO(f.path);
+    CHECK_FALSE(profile.provenance().results.empty());
+    for (const auto& r : profile.provenance().results) {
+      INFO(r);
+      CHECK_NOTHROW(load_calibration_results((testing::source_dir() / r).string()));
+    }
+  }
 }
