@@ -25,11 +25,9 @@ using max_min_detail::for_each_bit64;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
 
-// The FillLink number of hot link l in this solve, taking it in when it has none.
-std::uint32_t MaxMinSolver::fill_link(LinkId l) {
-  std::uint32_t& number = fill_number_[l];
-  if (number < fill_links_.size() && fill_links_[number].id == l) return number;
-  number = static_cast<std::uint32_t>(fill_links_.size());
+std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
+  const auto number = static_cast<std::uint32_t>(fill_links_.size());
+  fill_number_[l] = number;
   const LinkState& k = links_[l];
   fill_links_.push_back(FillLink{.id = l,
                                  .fill_epoch = 0,

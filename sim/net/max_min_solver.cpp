@@ -30,8 +30,6 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const s
   }
 }
 
-double MaxMinSolver::threshold(const LinkState& k) { return k.capacity * (1 - TOLERANCE); }
-
 std::uint32_t MaxMinSolver::list_capacity(std::uint32_t peak_flows) {
   return peak_flows == 0 ? 0 : std::max(std::uint32_t{1} << MIN_LIST_CLASS, std::bit_ceil(peak_flows));
 }
@@ -64,15 +62,6 @@ std::uint32_t MaxMinSolver::append_member(LinkState& k, LinkMember m) {
   k.flows = n + 1;
   if (k.flows > k.peak_flows) k.peak_flows = k.flows;
   return n;
-}
-
-// The link's saturation may have changed at now_ps_: settled (and its statistic updated) when the
-// clock moves on, so that a link that leaves and regains saturation at one instant costs nothing.
-void MaxMinSolver::note_saturation(LinkId l) {
-  const LinkState& k = links_[l];
-  const bool now_saturated = is_hot(k) && is_saturated(k);
-  const bool was = ((saturated_bits_[l / 64] >> (l % 64)) & 1U) != 0;
-  if (now_saturated != was) saturation_pending_.push_back(l);
 }
 
 void MaxMinSolver::settle_saturation() {

@@ -102,6 +102,7 @@
 
 #include "sim/engine/indexed_heap.hpp"
 #include "sim/net/block_pool.hpp"
+#include "sim/net/max_min_detail.hpp"
 #include "sim/net/net_ids.hpp"
 
 namespace clustersim::sim {
@@ -270,7 +271,7 @@ class MaxMinSolver {
     std::uint32_t next;
   };
 
-  static double threshold(const LinkState& k);  // saturated at or above
+  static double threshold(const LinkState& k) { return k.capacity * (1 - max_min_detail::TOLERANCE); }  // saturated at or above
   static bool is_hot(const LinkState& k) { return k.potential >= threshold(k); }
   static bool is_saturated(const LinkState& k) { return k.load >= threshold(k); }
   static std::uint32_t list_capacity(std::uint32_t peak_flows);
@@ -281,12 +282,24 @@ class MaxMinSolver {
   void turn_hot(LinkId l);
   void turn_cold(LinkId l);
   void ensure_flow(std::uint32_t flow);
-  void note_saturation(LinkId l);
+  // The link's saturation may have changed at now_ps_: settled (and its statistic updated) when the
+  // clock moves on, so that a link that leaves and regains saturation at one instant costs nothing.
+  void note_saturation(LinkId l) {
+    const LinkState& k = links_[l];
+    const bool now_saturated = is_hot(k) && is_saturated(k);
+    const bool was = ((saturated_bits_[l / 64] >> (l % 64)) & 1U) != 0;
+    if (now_saturated != was) saturation_pending_.push_back(l);
+  }
   void settle_saturation();
   void add_unlisted_load(LinkId l, double delta);
   void apply_new_rate(std::uint32_t flow, double old_rate, double new_rate);
   void gather(std::uint32_t flow);
-  std::uint32_t fill_link(LinkId l);
+  // The FillLink number of hot link l in this solve, taking it in when it has none.
+  std::uint32_t fill_link(LinkId l) {
+    const std::uint32_t number = fill_number_[l];
+    return number < fill_links_.size() && fill_links_[number].id == l ? number : take_in_fill_link(l);
+  }
+  std::uint32_t take_in_fill_link(LinkId l);
   bool rate_alone(std::uint32_t flow);
   void fill();
   bool find_violations();
