@@ -127,7 +127,7 @@ bool MaxMinSolver::small_fill() {
   const auto flows = static_cast<std::uint32_t>(part_.size());
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   std::uint32_t links = 0;
-  std::uint32_t capped = 0;
+  std::uint64_t capped = 0;  // the part's flows with a cap
   for (std::uint32_t p = 0; p < flows; ++p) {
     const FillFlow& f = fill_flows_[part_[p]];
     const std::uint32_t* numbers = fill_links_of_.data() + f.links_begin;
@@ -158,11 +158,8 @@ bool MaxMinSolver::small_fill() {
     }
     s.flow_links[p] = mine;
     if (f.cap != NO_CAP) {
-      // Insertion into the caps in ascending order (a handful: nothing beats it).
-      const CapKey c{Key{f.cap, cap_base + f.id}, p};
-      std::uint32_t b = capped++;
-      for (; b > 0 && c.key < s.caps[b - 1].key; --b) s.caps[b] = s.caps[b - 1];
-      s.caps[b] = c;
+      s.cap_key[p] = Key{f.cap, cap_base + f.id};
+      capped |= std::uint64_t{1} << p;
     }
   }
   std::uint64_t unfrozen = flows == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << flows) - 1;
@@ -185,8 +182,20 @@ bool MaxMinSolver::small_fill() {
     // with one flow every link counts (ties go to the lowest link id, then to the cap).
     if (s.capsum[slot] > s.rem[slot] || flows == 1) candidates[candidate_count++] = slot;
   }
-  std::uint32_t next_cap = 0;
+  // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
+  Key cap_key{NO_CAP, UINT32_MAX};
+  std::uint32_t cap_flow = UINT32_MAX;
   while (unfrozen != 0) {
+    if (cap_flow == UINT32_MAX || ((unfrozen >> cap_flow) & 1U) == 0) {
+      cap_key = Key{NO_CAP, UINT32_MAX};
+      cap_flow = UINT32_MAX;
+      for_each_bit64(unfrozen & capped, [&](std::uint32_t p) {
+        if (s.cap_key[p] < cap_key) {
+          cap_key = s.cap_key[p];
+          cap_flow = p;
+        }
+      });
+    }
     Key best{NO_CAP, UINT32_MAX};
     std::uint32_t best_slot = UINT32_MAX;
     for (std::uint32_t c = 0; c < candidate_count; ++c) {
@@ -201,9 +210,8 @@ bool MaxMinSolver::small_fill() {
         best_slot = slot;
       }
     }
-    while (next_cap < capped && ((unfrozen >> s.caps[next_cap].flow) & 1U) == 0) ++next_cap;
-    if (next_cap < capped && s.caps[next_cap].key < best) {
-      freeze_one(s.caps[next_cap].flow, s.caps[next_cap].key.level, CAPPED);
+    if (cap_flow != UINT32_MAX && cap_key < best) {
+      freeze_one(cap_flow, cap_key.level, CAPPED);
       continue;
     }
     if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");

@@ -351,7 +351,7 @@ class MaxMinSolver {
     std::uint32_t in_a[SMALL_FILL];
     double new_rate[SMALL_FILL];     // per flow
     std::uint32_t new_bottleneck[SMALL_FILL];
-    CapKey caps[SMALL_FILL];  // the part's caps, ascending (flow: place in the part)
+    Key cap_key[SMALL_FILL];  // per flow with a cap: its cap and id
   };
   SmallFill small_;
 
