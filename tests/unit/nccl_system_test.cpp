@@ -175,6 +175,14 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
           Approx(46.0));
   }
+  SECTION("NCCL 2.20.5's measured group launch cost with nccl-tests -g 8") {
+    const auto p = predictor("hgx-h200", 1, 8, {}, {}, "2.20.5");
+    // versions/2.20.5.json: 0.75 us per communicator (nccl-tests -g 4 on 4 x H200 with NCCL
+    // 2.20.5: 19.0 us per iteration / 4 = 4.75 us, less the 4 us call) -> 8 x (4 + 0.75) = 38 us,
+    // still above the GPU time of an 8-byte all-reduce.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
+          Approx(38.0));
+  }
   SECTION("busbw factors are nccl-tests'") {
     CHECK(busbw_factor(CollectiveOp::ALL_REDUCE, 8) == Approx(1.75));
     CHECK(busbw_factor(CollectiveOp::ALL_GATHER, 8) == Approx(0.875));
