@@ -30,10 +30,17 @@ int log2_ceil(int n) {
   return d;
 }
 
-// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE).
+// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE). NVLS starts from
+// the Simple step capped at the release's NVLS chunk (2.18-2.20 computeColl(ChunkInfo):
+// maxChunkSize = 131072; 2.28: comm->nvlsChunkSize); NVLS-Tree starts from the NVLS chunk where the
+// release has one (2.28: chunkSize = comm->nvlsChunkSize), else from the step.
 long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int heads) {
   const long long step = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
-  long long chunk = ctx.version.device.nvls_chunk_size ? ctx.version.device.nvls_chunk_size->count() : step;
+  long long chunk = step;
+  if (ctx.version.device.nvls_chunk_size) {
+    const long long nvls = ctx.version.device.nvls_chunk_size->count();
+    chunk = s.algorithm == Algorithm::NVLS ? std::min(step, nvls) : nvls;
+  }
   const long long bytes = s.bytes.count();
   const long long conc = static_cast<long long>(std::max(1, s.channels)) * std::max(1, heads);
   if (s.algorithm == Algorithm::NVLS) {

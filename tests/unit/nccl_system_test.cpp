@@ -183,6 +183,17 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
           Approx(38.0));
   }
+  SECTION("NCCL 2.20.5's NVLS chunk is capped at 128 KiB") {
+    const auto p = predictor("hgx-h200", 1, 8, {{"NCCL_ALGO", "NVLS"}}, {}, "2.20.5");
+    const auto c = p.choice(CollectiveOp::ALL_REDUCE, Bytes::gib(8));
+    REQUIRE(c.algorithm == Algorithm::NVLS);
+    REQUIRE(c.channels == 16);
+    // v2.20.5-1 enqueue.cc computeCollChunkInfo: the 512 KiB Simple step (4 MiB / 8) is capped at
+    // maxChunkSize 131072; 8 GiB is not below 64 x (16 channels x 8 heads) x 128 KiB = 1 GiB, so
+    // it stays 128 KiB: 8 GiB / 16 channels / 128 KiB = 4096 chunks per channel (512 KiB chunks
+    // would give 1024).
+    CHECK(p.program(CollectiveOp::ALL_REDUCE, Bytes::gib(8), c).transfers.size() == 4096);
+  }
   SECTION("busbw factors are nccl-tests'") {
     CHECK(busbw_factor(CollectiveOp::ALL_REDUCE, 8) == Approx(1.75));
     CHECK(busbw_factor(CollectiveOp::ALL_GATHER, 8) == Approx(0.875));
