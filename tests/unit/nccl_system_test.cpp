@@ -194,6 +194,21 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     // would give 1024).
     CHECK(p.program(CollectiveOp::ALL_REDUCE, Bytes::gib(8), c).transfers.size() == 4096);
   }
+  SECTION("aws-ofi-nccl's NVLS chunk settings on p5 set the NVLS-Tree chunk") {
+    // Two p5 nodes, NVLS-Tree, 16 channels, 8 heads; 16 GiB: 1 GiB per channel. The plugin's
+    // NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 512 KiB (fabric efa-v2) give a 512 KiB
+    // chunk (16 GiB is not below 32 x 128 x 512 KiB = 2 GiB): 1 GiB / (8 x 512 KiB) = 256 loops;
+    // NCCL's own 128 KiB gives 1024 loops. A loop on 2 nodes is 4 transfers (the NVLS reduction,
+    // one tree hop up, one down, the NVLS broadcast).
+    const auto p = predictor("p5.48xlarge", 2, 8, {{"NCCL_ALGO", "NVLSTree"}}, {}, "2.28.7");
+    const auto c = p.choice(CollectiveOp::ALL_REDUCE, Bytes::gib(16));
+    REQUIRE(c.algorithm == Algorithm::NVLS_TREE);
+    REQUIRE(c.channels == 16);
+    CHECK(p.program(CollectiveOp::ALL_REDUCE, Bytes::gib(16), c).transfers.size() == 256 * 4);
+    const auto q = predictor("p5.48xlarge", 2, 8, {{"NCCL_ALGO", "NVLSTree"}, {"NCCL_NVLS_CHUNKSIZE", "131072"},
+                                                   {"NCCL_NVLSTREE_MAX_CHUNKSIZE", "131072"}}, {}, "2.28.7");
+    CHECK(q.program(CollectiveOp::ALL_REDUCE, Bytes::gib(16), c).transfers.size() == 1024 * 4);
+  }
   SECTION("busbw factors are nccl-tests'") {
     CHECK(busbw_factor(CollectiveOp::ALL_REDUCE, 8) == Approx(1.75));
     CHECK(busbw_factor(CollectiveOp::ALL_GATHER, 8) == Approx(0.875));
