@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "sim/nccl/collective_program.hpp"
 
@@ -30,10 +31,28 @@ int log2_ceil(int n) {
   return d;
 }
 
-// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE).
+// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE). NVLS starts from
+// the Simple step capped at the release's NVLS chunk (2.18-2.20 computeColl(ChunkInfo):
+// maxChunkSize = 131072; 2.24+: comm->nvlsChunkSize, NCCL_NVLS_CHUNKSIZE, default 128 KiB);
+// NVLS-Tree starts from the NVLS chunk where the release has one (2.28: chunkSize =
+// comm->nvlsChunkSize), else from the step, and is capped at NCCL_NVLSTREE_MAX_CHUNKSIZE (unset:
+// 64 KiB from 4 nodes on, no cap below). The network plugin's values (fabric
+// nccl_nvls_chunksize, nccl_nvlstree_max_chunksize: aws-ofi-nccl exports both on p5 and later)
+// apply across nodes unless the user sets the variables.
 long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int heads) {
   const long long step = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
-  long long chunk = ctx.version.device.nvls_chunk_size ? ctx.version.device.nvls_chunk_size->count() : step;
+  const auto& dev = ctx.version.device;
+  const auto* fabric = ctx.system.node().fabric;
+  const bool plugin = fabric != nullptr && ctx.system.nccl_nodes() > 1;
+  long long chunk = step;
+  if (dev.nvls_chunk_size) {
+    long long nvls = dev.nvls_chunk_size->count();
+    if (dev.nvls_chunk_size_param) {
+      if (plugin && fabric->nccl_nvls_chunksize) nvls = fabric->nccl_nvls_chunksize->count();
+      if (ctx.env.nvls_chunksize) nvls = ctx.env.nvls_chunksize->count();
+    }
+    chunk = s.algorithm == Algorithm::NVLS ? std::min(step, nvls) : nvls;
+  }
   const long long bytes = s.bytes.count();
   const long long conc = static_cast<long long>(std::max(1, s.channels)) * std::max(1, heads);
   if (s.algorithm == Algorithm::NVLS) {
@@ -41,7 +60,11 @@ long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int he
     if (bytes < 8 * conc * chunk && chunk > 32768) chunk = 32768;
     if (bytes < 2 * conc * chunk && chunk > 16384) chunk = 16384;
   } else {
-    if (ctx.system.nccl_nodes() >= 4) chunk = std::min<long long>(chunk, 65536);
+    std::optional<long long> max_chunk;
+    if (plugin && fabric->nccl_nvlstree_max_chunksize) max_chunk = fabric->nccl_nvlstree_max_chunksize->count();
+    if (ctx.env.nvlstree_max_chunksize) max_chunk = ctx.env.nvlstree_max_chunksize->count();
+    if (max_chunk) chunk = std::min(chunk, *max_chunk);
+    else if (ctx.system.nccl_nodes() >= 4) chunk = std::min<long long>(chunk, 65536);
     if (bytes < 32 * conc * chunk && chunk > 262144) chunk = 262144;
     if (bytes < 16 * conc * chunk && chunk > 131072) chunk = 131072;
     if (bytes < 4 * conc * chunk && chunk > 65536) chunk = 65536;
