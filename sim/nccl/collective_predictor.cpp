@@ -39,13 +39,14 @@ TunerChoice CollectivePredictor::choice(CollectiveOp op, Bytes size) const {
   return tuner_->choose(op, nccl_bytes(op, size));
 }
 
-StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const TunerChoice& c) const {
+StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const TunerChoice& c, bool in_place) const {
   CollectiveShape shape;
   shape.op = op;
   shape.algorithm = c.algorithm;
   shape.protocol = c.protocol;
   shape.bytes = nccl_bytes(op, size);
   shape.channels = c.channels;
+  shape.in_place = in_place;
   return build_program(context(), shape);
 }
 
@@ -88,7 +89,7 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
     out.gpu_time = fixed + transfer_time(size, rates_.local_copy);
     return finish(out, method, rates_.host_call);
   }
-  const StepProgram p = program(op, size, c);
+  const StepProgram p = program(op, size, c, method.in_place);
   const ProgramTiming timing = evaluate_program(p);
   out.gpu_time = timing.total;
   return finish(out, method, rates_.host_call, timing.loop);

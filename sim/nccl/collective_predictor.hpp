@@ -89,7 +89,7 @@ class CollectivePredictor {
 
   // NCCL's choice and the step program for a size (the event simulation runs the same program).
   TunerChoice choice(CollectiveOp op, Bytes size) const;
-  StepProgram program(CollectiveOp op, Bytes size, const TunerChoice& choice) const;
+  StepProgram program(CollectiveOp op, Bytes size, const TunerChoice& choice, bool in_place = false) const;
 
   const PredictorConfig& config() const { return config_; }
   const NcclVersion& version() const { return version_; }

@@ -137,7 +137,7 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
   return static_cast<int>(std::clamp<long long>(div_up(std::min(chunk, per_channel), pass), 1, steps));
 }
 
-double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n) {
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n, bool in_place) {
   if (p != Protocol::SIMPLE || n < 2) return 1.0;
   const double f = ctx.rates.store_fraction;
   auto w = [f](int loads, int stores) { return loads * (1 - f) + stores * f; };
@@ -146,9 +146,9 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
     // The steps that send (the final local step is ring_local_step_weight's).
     switch (op) {
       case CollectiveOp::ALL_REDUCE: return (w(1, 1) + m * w(2, 1) + w(2, 2) + m * w(1, 2)) / (2.0 * (n - 1));
-      case CollectiveOp::ALL_GATHER: return w(1, 2);
+      case CollectiveOp::ALL_GATHER: return in_place ? (w(1, 1) + m * w(1, 2)) / (n - 1.0) : w(1, 2);
       case CollectiveOp::REDUCE_SCATTER: return (w(1, 1) + m * w(2, 1)) / (n - 1.0);
-      case CollectiveOp::BROADCAST: return w(1, 2);
+      case CollectiveOp::BROADCAST: return in_place && n == 2 ? w(1, 1) : w(1, 2);
       case CollectiveOp::REDUCE: return w(2, 1);
       default: return 1.0;
     }
@@ -220,7 +220,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
   const int roles = H == 1 ? 1 : R;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   std::vector<int> hop_of_role(roles);
   for (int r = 0; r < roles; ++r) {
     const int from = r;
@@ -324,7 +324,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   // One connection per chain position, each a different rank's sends; data only flows down.
   p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   const int R = sys.ranks_per_host();
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Hops along the chain; distinct transports share one hop description.

@@ -42,8 +42,10 @@
 //   all-reduce      send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopySend (2,2),
 //                   (n-2) recvCopySend (1,2), recv (1,1)            per 2(n-1) sends
 //   all-gather      copySend (1,2), (n-2) recvCopySend (1,2), recv (1,1)     per n-1 sends
+//                   (in place the first step is a send (1,1))
 //   reduce-scatter  send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopy (2,1)   per n-1
-//   broadcast       copySend (1,2) at the root, recvCopySend (1,2), recv (1,1) at the end
+//   broadcast       copySend (1,2) at the root (send (1,1) in place), recvCopySend (1,2), recv (1,1)
+//                   at the end
 //   reduce          send (1,1), recvReduceSend (2,1), recvReduceCopy (2,1) at the root
 // A ring's block does every step of a loop in turn: its sends are capped at C / (mean w of the
 // sending steps), and the loop's final step, which sends nothing (all-reduce and all-gather recv
@@ -83,6 +85,10 @@ struct CollectiveShape {
   // Send/recv between one pair (src -> dst), the other ranks idle, instead of nccl-tests' ring of
   // pairs (-1: the ring).
   int pair_src = -1, pair_dst = -1;
+  // nccl-tests' in-place columns: the all-gather's first step and the broadcast root send straight
+  // from the output buffer (all_gather.h / broadcast.h directSend: 1 load, 1 store) instead of
+  // copying the input to the output as they send (directCopySend: 1 load, 2 stores).
+  bool in_place = false;
 };
 
 // Effective buffer sizes (defaults, the network plugin's NCCL_BUFFSIZE, the user's variables).
@@ -131,7 +137,20 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.
-double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks);
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks,
+                   bool in_place = false);
+// A tree's split thread groups (NCCL 2.28 src/device/all_reduce.h runTreeSplit; enqueue.cc gives
+// Tree NCCL_MAX_NTHREADS = 640 threads): the reduce going up gets nthreads/2 + 64 threads with
+// Simple (320 + 64 = 384), 70% rounded down to warps with LL and LL128 (448); the broadcast coming
+// down the rest (256, 192). A group moves at its share of the protocol's per-channel figure,
+// which is that of a block of the protocol's ring thread count (max_threads: LL 512, LL128 640,
+// Simple 512):  cap = channel figure x group threads / ring threads; with LL also at most
+// nccl.ll.bandwidth / (2 x channels) (both groups of every channel share the GPU's LL limit).
+struct TreeSplitCaps {
+  Bandwidth up, down;
+  int up_threads = 0, down_threads = 0;
+};
+TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channels);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
 int nic_devices_used(const NcclSystem& sys);
 

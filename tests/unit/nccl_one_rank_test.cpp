@@ -64,6 +64,11 @@ TEST_CASE("with few channels a Simple ring runs at its thread blocks' rate, pric
   // channel sends at 38.7 x 3 / 5.5 = 21.1 GB/s and busbw = 2 x 21.1 = 42.2 GB/s (1 GiB: the
   // pipeline's fill is below 1%).
   CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1)).busbw_GBps == Approx(42.2).epsilon(0.02));
+  // In place the first step only sends from the output (1 load, 1 store) = 1: 1 + 2 x 1.5 + 1 = 5
+  // per 3 sends: 2 x 38.7 x 3 / 5 = 46.4 GB/s.
+  NcclTestsMethod in_place;
+  in_place.in_place = true;
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1), in_place).busbw_GBps == Approx(46.4).epsilon(0.02));
   // Reduce runs down a chain whose slowest step is recvReduceSend (2 loads, 1 store) = 1.5:
   // 2 x 38.7 / 1.5 = 51.6 GB/s.
   CHECK(p.predict(CollectiveOp::REDUCE, Bytes::gib(1)).busbw_GBps == Approx(51.6).epsilon(0.02));
