@@ -38,6 +38,9 @@ TEST_CASE("one rank copies out of place and does nothing in place", "[unit][nccl
   CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
   // In place nothing is launched: the empty call's host time, a tenth of 4 us.
   CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), in_place).time.microseconds() == Approx(0.4));
+  // Send/recv to itself in place: the group's end drops the pair, and nccl-tests' four calls
+  // (group start, send, recv, group end) cost an empty call each: 4 x 0.4 = 1.6 us.
+  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(256), in_place).time.microseconds() == Approx(1.6));
 }
 
 TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit][nccl]") {
