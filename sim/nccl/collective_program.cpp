@@ -167,6 +167,16 @@ double ring_local_step_weight(const ProgramContext& ctx, CollectiveOp op, Protoc
   }
 }
 
+void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h) {
+  h.latency = hop_latency(ctx, t, Algorithm::RING, p);
+  if (p == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
+    // NCCL's Simple step latency is LL's flag latency plus the block's own synchronisation of each
+    // slice (nccl.simple.slice_overhead), which delays the block's next slice.
+    h.latency = hop_latency(ctx, t, Algorithm::RING, Protocol::LL);
+    h.occupancy = ctx.rates.simple_slice_overhead;
+  }
+}
+
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
              Protocol protocol) {
   Hop h;
@@ -237,7 +247,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
     h.channel_cap = cap;
-    h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
+    set_step_timing(ctx, t, s.protocol, h);
     h.multiplicity = nch;
     h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
     hop_of_role[r] = p.add_hop(h);
@@ -253,6 +263,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
       h.label = "local copy";
       h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
       h.channel_cap = channel_cap(ctx, s.protocol, nch) / local_w;
+      h.occupancy = p.hops[hop_of_role[r]].occupancy;
       h.multiplicity = nch;
       h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
       local_hop_of_role[r] = p.add_hop(h);

@@ -53,6 +53,12 @@
 // connection: every channel's blocks run in step, so the links idle meanwhile (2 ranks: one send
 // and one local step per loop; measured 2-rank all-gather on H200 reaches ~75% of the link rate).
 // A chain's ranks each do one kind, so the slowest kind caps it (C / max w).
+// Every Simple slice over NVLink also holds a ring's block for nccl.simple.slice_overhead o
+// (prims_simple.h genericOp: barrier, system-scope fence, flag store after each slice; the next
+// slice waits), while the flag flies at LL's step latency l: a rank's 2 slices per step follow
+// one another, so a ring all-gather of a few KiB on n ranks takes about
+//   base + 2 n o  (n - 1 sending steps and the final receive, 2 slices each; l < o hides),
+// and a large slice of S bytes S / rate + o (set_step_timing; chains keep NCCL's step latency).
 // LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost): an
 // LL channel moves at most min(nccl.ll.bandwidth / channels, nccl.ll.channel_bandwidth).
 
@@ -122,6 +128,11 @@ HwClass hw_class(const HopTransport& t);
 // NCCL's per-step latency for a hop of this transport (hwLat x calibration scale, plus the wire
 // latency of the network).
 Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm a, Protocol p);
+// A ring or chain hop's step timing: NCCL's per-step latency, except Simple over NVLink, where the
+// latency is LL's (the flag's flight) and each slice occupies the sending block for
+// nccl.simple.slice_overhead (prims_simple.h: barrier, system-scope fence, flag store per slice):
+// a rank's slices follow one another, so a step of SlicePerChunk slices costs that many.
+void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h);
 // The collective's fixed cost (NCCL base latency x scale).
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 // A hop between two ranks with resource loads: flows per GPU link and per NIC as given.
