@@ -10,8 +10,6 @@
 
 #include <Eigen/Dense>
 
-#include "hardware/errors.hpp"
-#include "hardware/json_reader.hpp"
 #include "models/compute_parameters.hpp"
 
 namespace clustersim::calibrate {
@@ -217,17 +215,14 @@ std::string ComputeFitReport::to_text() const {
   return out.str();
 }
 
-std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::json& results,
-                                                               const hardware::GpuSpec& gpu, ComputeFitReport& report,
-                                                               const std::string& file) {
+std::vector<hardware::ProfileParameter> fit_compute_parameters(const CalibrationResults& results,
+                                                               const hardware::GpuSpec& gpu, ComputeFitReport& report) {
   using D = cp::Defaults;
   std::vector<hardware::ProfileParameter> out;
-  ValueReader root(results, file, "");
-  ObjectReader top = root.as_object();  // other sections belong to other fitters: not rejected
   const double hbm = gpu.hbm_bandwidth.value.bytes_per_second();
   const double sms = gpu.sm_count;
 
-  // ---------------------------------------------------------------- read
+  // ---------------------------------------------------------------- the points, in seconds
   std::vector<GemmPoint> gemms;
   std::vector<SustainedPoint> sustained;
   std::vector<GapPoint> gaps;
@@ -236,112 +231,68 @@ std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::j
   std::vector<MemoryPoint> strided;
   std::vector<HostPoint> hosts;
   std::vector<AdamPoint> adams;
-  constexpr NumberRange kPositive{.min = 0, .max = 1e30, .min_exclusive = true};
-  if (auto s = top.maybe("gemm")) {
-    for (const auto& e : s->as_array()) {
-      e.read_object([&](ObjectReader& o) {
-        o.allow({"transa", "transb", "tflops", "fast_accum", "gpu", "gpu_name", "iters", "max_rel_error", "model",
-                 "pass", "tokens", "tp", "launches", "busy_ms", "gemm_share", "sm_clock_MHz", "power_W"});
-        const std::string name = o.get_or("name", std::string());
-        GemmPoint g;
-        g.dtype = precision_of(o.at("dtype").as_choice({"bf16", "fp16", "fp8", "fp32", "tf32"}));
-        g.m = static_cast<double>(o.at("m").as_int({.min = 1, .max = 1LL << 40}));
-        g.n = static_cast<double>(o.at("n").as_int({.min = 1, .max = 1LL << 40}));
-        g.k = static_cast<double>(o.at("k").as_int({.min = 1, .max = 1LL << 40}));
-        g.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        if (name == "sustained") {
-          // The continuous-load test (gemm_sustained_bench.hpp): not a point of the shape curve.
-          const std::string phase = o.at("phase").as_choice({"harness", "burst", "sustained", "mixed"});
-          if (g.dtype == Precision::BF16) sustained.push_back({phase, g.m, g.n, g.k, g.t});
-          return;
-        }
-        (void)o.maybe("phase");
-        gemms.push_back(g);
-      });
+  for (const GemmResult& e : results.gemm) {
+    GemmPoint g;
+    g.dtype = precision_of(e.dtype);
+    g.m = static_cast<double>(e.m);
+    g.n = static_cast<double>(e.n);
+    g.k = static_cast<double>(e.k);
+    g.t = e.time_us * 1e-6;
+    if (e.name == "sustained") {
+      // The continuous-load test (gemm_sustained_bench.hpp): not a point of the shape curve.
+      if (g.dtype == Precision::BF16) sustained.push_back({*e.phase, g.m, g.n, g.k, g.t});
+      continue;
     }
+    gemms.push_back(g);
   }
-  if (auto s = top.maybe("attention")) {
-    for (const auto& e : s->as_array()) {
-      e.read_object([&](ObjectReader& o) {
-        o.allow({"impl", "tflops", "cudnn_version", "gpu", "gpu_name", "layout", "max_rel_error", "model", "tp"});
-        const std::string dtype = o.at("dtype").as_choice({"bf16", "fp16", "fp8"});
-        const double b = static_cast<double>(o.at("batch").as_int({.min = 1, .max = 1LL << 30}));
-        const double heads = static_cast<double>(o.at("heads").as_int({.min = 1, .max = 1LL << 20}));
-        const double kv = static_cast<double>(o.get_or("kv_heads", static_cast<std::int64_t>(heads), {.min = 1, .max = 1LL << 20}));
-        const double s_len = static_cast<double>(o.at("seq_len").as_int({.min = 1, .max = 1LL << 30}));
-        const double d = static_cast<double>(o.at("head_dim").as_int({.min = 1, .max = 1LL << 16}));
-        const bool causal = o.get_or("causal", true);
-        AttentionPoint a;
-        a.backward = o.at("direction").as_choice({"fwd", "bwd"}) == "bwd";
-        a.bf16 = dtype != "fp8";
-        // Counted as models/kernel_op.hpp counts flash attention (FlashAttention-2 accounting).
-        const double pairs = b * heads * s_len * s_len * (causal ? 0.5 : 1.0);
-        a.flops = a.backward ? 2 * pairs * 5 * d : 2 * pairs * 2 * d;
-        const double q = b * s_len * heads * d * 2, kvb = b * s_len * kv * d * 2;
-        a.bytes = a.backward ? 2 * (q + 2 * kvb) + 2 * q : q + 2 * kvb + q;
-        a.seq_kv = s_len;
-        a.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        attns.push_back(a);
-      });
-    }
+  for (const AttentionResult& e : results.attention) {
+    const double b = static_cast<double>(e.batch);
+    const double heads = static_cast<double>(e.heads);
+    const double kv = static_cast<double>(e.kv_heads);
+    const double s_len = static_cast<double>(e.seq_len);
+    const double d = static_cast<double>(e.head_dim);
+    AttentionPoint a;
+    a.backward = e.direction == "bwd";
+    a.bf16 = e.dtype != "fp8";
+    // Counted as models/kernel_op.hpp counts flash attention (FlashAttention-2 accounting).
+    const double pairs = b * heads * s_len * s_len * (e.causal ? 0.5 : 1.0);
+    a.flops = a.backward ? 2 * pairs * 5 * d : 2 * pairs * 2 * d;
+    const double q = b * s_len * heads * d * 2, kvb = b * s_len * kv * d * 2;
+    a.bytes = a.backward ? 2 * (q + 2 * kvb) + 2 * q : q + 2 * kvb + q;
+    a.seq_kv = s_len;
+    a.t = e.time_us * 1e-6;
+    attns.push_back(a);
   }
-  if (auto s = top.maybe("memory")) {
-    for (const auto& e : s->as_array()) {
-      e.read_object([&](ObjectReader& o) {
-        o.allow({"bandwidth_GBps", "buffer_bytes", "check", "gpu", "gpu_name", "iters", "op", "kernels", "blocks",
-                 "threads"});
-        MemoryPoint mp;
-        mp.kernel = o.at("kernel").as_choice(
-            {"copy", "read", "write", "elementwise", "cuda_memcpy", "strided", "reduce", "launch_gap"});
-        if (mp.kernel == "launch_gap") {
-          GapPoint gp;
-          gp.op = o.at("op").as_string();
-          gp.t = o.at("time_us").as_number(kPositive) * 1e-6;
-          gp.queue_full = o.get_or("queue_full", true);
-          gaps.push_back(gp);
-          return;
-        }
-        mp.bytes = o.at("bytes_moved").as_number(kPositive);
-        mp.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        if (mp.kernel == "strided") {
-          mp.elements = o.at("elements").as_number(kPositive);
-          strided.push_back(mp);
-          return;
-        }
-        (void)o.maybe("elements");
-        // cudaMemcpy's copy-engine path is not a kernel the model times, nor is a reduction's
-        // pattern the streaming one: kept as references only.
-        if (mp.kernel != "cuda_memcpy" && mp.kernel != "reduce") mems.push_back(mp);
-      });
+  for (const MemoryResult& e : results.memory) {
+    if (e.kernel == "launch_gap") {
+      gaps.push_back({*e.op, e.time_us * 1e-6, e.queue_full.value_or(true)});
+      continue;
     }
+    MemoryPoint mp;
+    mp.kernel = e.kernel;
+    mp.bytes = static_cast<double>(e.bytes_moved);
+    mp.t = e.time_us * 1e-6;
+    if (e.kernel == "strided") {
+      mp.elements = static_cast<double>(*e.elements);
+      strided.push_back(mp);
+      continue;
+    }
+    // cudaMemcpy's copy-engine path is not a kernel the model times, nor is a reduction's
+    // pattern the streaming one: kept as references only.
+    if (e.kernel != "cuda_memcpy" && e.kernel != "reduce") mems.push_back(mp);
   }
-  if (auto s = top.maybe("host")) {
-    for (const auto& e : s->as_array()) {
-      e.read_object([&](ObjectReader& o) {
-        o.allow({"iters", "concurrent", "numa_bound", "numa_node", "per_gpu_GBps", "aggregate_GBps"});
-        HostPoint h;
-        h.h2d = o.at("direction").as_choice({"h2d", "d2h"}) == "h2d";
-        h.pinned = o.at("pinned").as_bool();
-        h.gpus = static_cast<int>(o.at("gpus").as_array(1).size());
-        for (const auto& g : o.at("gpus").as_array()) g.as_int({.min = 0, .max = 1 << 20});
-        h.size = o.at("size_bytes").as_number(kPositive);
-        h.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        h.per_gpu_bw = o.maybe("bandwidth_GBps") ? o.at("bandwidth_GBps").as_number(kPositive) * 1e9 : h.size / h.t;
-        hosts.push_back(h);
-      });
-    }
+  for (const HostTransferResult& e : results.host) {
+    HostPoint h;
+    h.h2d = e.direction == "h2d";
+    h.pinned = e.pinned;
+    h.gpus = static_cast<int>(e.gpus.size());
+    h.size = static_cast<double>(e.size_bytes);
+    h.t = e.time_us * 1e-6;
+    h.per_gpu_bw = e.bandwidth_GBps * 1e9;
+    hosts.push_back(h);
   }
-  if (auto s = top.maybe("cpu_adam")) {
-    for (const auto& e : s->as_array()) {
-      e.read_object([&](ObjectReader& o) {
-        o.allow({"params_per_second", "bytes_per_param", "hardware_threads", "steps", "vector_isa"});
-        AdamPoint a;
-        a.threads = static_cast<double>(o.at("threads").as_int({.min = 1, .max = 1 << 20}));
-        a.params = o.at("params").as_number(kPositive);
-        a.t = o.at("time_us").as_number(kPositive) * 1e-6;
-        adams.push_back(a);
-      });
-    }
+  for (const CpuAdamResult& e : results.cpu_adam) {
+    adams.push_back({static_cast<double>(e.threads), static_cast<double>(e.params), e.time_us * 1e-6});
   }
 
   // ---------------------------------------------------------------- memory: e_mem and t0

@@ -38,6 +38,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/results.hpp"
 #include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 
@@ -59,10 +60,9 @@ struct ComputeFitReport {
   std::string to_text() const;     // the per-kind error table
 };
 
-// `file` names the results in error messages. Malformed entries are InputErrors naming the file,
-// the JSON pointer and what was expected; absent sections simply fit nothing.
-std::vector<hardware::ProfileParameter> fit_compute_parameters(const nlohmann::json& results,
-                                                               const hardware::GpuSpec& gpu, ComputeFitReport& report,
-                                                               const std::string& file = "calibration results");
+// Fits from calibration results (read strictly by results.hpp, typically merged by fit_input.hpp);
+// the collectives and p2p sections belong to nccl_fit.hpp; absent sections simply fit nothing.
+std::vector<hardware::ProfileParameter> fit_compute_parameters(const CalibrationResults& results,
+                                                               const hardware::GpuSpec& gpu, ComputeFitReport& report);
 
 }  // namespace clustersim::calibrate

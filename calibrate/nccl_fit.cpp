@@ -8,7 +8,6 @@
 #include <set>
 
 #include "hardware/errors.hpp"
-#include "hardware/json_reader.hpp"
 #include "sim/nccl/collective_predictor.hpp"
 #include "sim/nccl/nccl_parameters.hpp"
 
@@ -52,7 +51,7 @@ ProfileParameter::Kind kind_of(const std::string& name) {
     return ProfileParameter::Kind::BANDWIDTH;
   }
   if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead" ||
-      name == "nccl.host.group_comm_overhead") {
+      name == "nccl.host.group_comm_overhead" || name == "nccl.simple.slice_overhead") {
     return ProfileParameter::Kind::DURATION;
   }
   return ProfileParameter::Kind::RATIO;
@@ -231,25 +230,22 @@ FitResult fit(const Problem& prob, const std::map<std::string, double>& fallback
   return out;
 }
 
-std::string system_from(const nlohmann::json& results, const hardware::Catalog& catalog) {
-  const auto env = results.find("environment");
-  if (env == results.end() || !env->is_object()) {
+std::string system_from(const CalibrationResults& results, const hardware::Catalog& catalog) {
+  if (!results.environment) {
     throw InputError("", "/environment", "expected the environment of the run (instance_type or gpu_name)");
   }
-  if (auto it = env->find("instance_type"); it != env->end() && it->is_string() && catalog.has_instance(it->get<std::string>())) {
-    return it->get<std::string>();
-  }
-  const auto gn = env->find("gpu_name");
-  if (gn == env->end() || !gn->is_string()) {
+  const EnvironmentInfo& env = *results.environment;
+  if (env.instance_type && catalog.has_instance(*env.instance_type)) return *env.instance_type;
+  if (!env.gpu_name) {
     throw InputError("", "/environment/gpu_name", "expected a GPU name when the instance type is not in the catalog");
   }
-  std::string name = gn->get<std::string>();
+  std::string name = *env.gpu_name;
   if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
   const std::string token = name.substr(0, name.find(' '));
   for (const auto& [sys_name, sys] : catalog.systems()) {
     if (sys.gpu.rfind(token, 0) == 0) return sys_name;
   }
-  throw InputError("", "/environment/gpu_name", "no catalog system has a GPU named like '" + gn->get<std::string>() + "'");
+  throw InputError("", "/environment/gpu_name", "no catalog system has a GPU named like '" + *env.gpu_name + "'");
 }
 
 }  // namespace
@@ -279,19 +275,18 @@ nlohmann::json FitReport::to_json() const {
   return j;
 }
 
-std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results, FitReport& report) {
+std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& results, FitReport& report) {
   const hardware::Catalog catalog = hardware::Catalog::load();
   return fit_nccl_parameters(results, report, catalog, system_from(results, catalog));
 }
 
-std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results, FitReport& report,
+std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& results, FitReport& report,
                                                   const hardware::Catalog& catalog, const std::string& system) {
   report = FitReport{};
   report.system = system;
   std::string version = "2.28";
-  if (auto env = results.find("environment"); env != results.end() && env->contains("nccl_version") &&
-                                                 (*env)["nccl_version"].is_string()) {
-    const std::string v = (*env)["nccl_version"].get<std::string>();
+  if (results.environment && results.environment->nccl_version) {
+    const std::string& v = *results.environment->nccl_version;
     try {
       version = nc::NcclVersion::builtin(v).name;
     } catch (const InputError&) {
@@ -299,77 +294,57 @@ std::vector<ProfileParameter> fit_nccl_parameters(const nlohmann::json& results,
     }
   }
   Problem prob(catalog, system, version);
-  const ValueReader root(results, "results", "");
-  ObjectReader o = root.as_object();
+  // load_fit_input rejects zero-byte points naming the file; this guards callers that bypass it.
+  auto bytes_of = [](std::int64_t b, const char* section) {
+    if (b < 1) throw InputError("", std::string("/") + section, "expected points of at least 1 byte");
+    return Bytes::of(b);
+  };
   // Collectives.
-  if (auto colls = o.maybe("collectives")) {
-    for (const ValueReader& c : colls->as_array()) {
-      ObjectReader e = c.as_object();
-      Config cfg;
-      cfg.nodes = static_cast<int>(e.at("nodes").as_int({.min = 1}));
-      cfg.gpus = static_cast<int>(e.at("gpus_per_node").as_int({.min = 1}));
-      if (auto env = e.maybe("env")) {
-        env->read_object([&](ObjectReader& m) {
-          for (const auto& k : m.keys()) cfg.env[k] = m.at(k).as_string();
-        });
-      }
-      const std::string opname = e.at("op").as_string();
-      const auto op = nc::parse_op(opname);
-      if (!op) e.at("op").fail("a collective name");
-      const bool in_place = e.get_or("in_place", false);
-      const int id = prob.add_config(cfg);
-      int index = 0;
-      for (const ValueReader& pv : e.at("points").as_array()) {
-        ObjectReader pt = pv.as_object();
-        Point p;
-        p.config = id;
-        p.op = *op;
-        p.in_place = in_place;
-        p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 1}));
-        p.measured_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
-        p.fold = index++ % 2;
-        p.op_label = opname;
-        prob.add_point(p);
-      }
+  for (const CollectiveSeries& c : results.collectives) {
+    const auto op = nc::parse_op(c.op);
+    // results.hpp reads only the ops the model has: a miss is this program's fault, not the input's.
+    if (!op) throw RuntimeError("the NCCL model has no collective '" + c.op + "'");
+    const int id = prob.add_config({c.nodes, c.gpus_per_node, c.env});
+    int index = 0;
+    for (const CollectivePoint& pt : c.points) {
+      Point p;
+      p.config = id;
+      p.op = *op;
+      p.in_place = c.in_place;
+      p.size = bytes_of(pt.size_bytes, "collectives");
+      p.measured_us = pt.time_us;
+      p.fold = index++ % 2;
+      p.op_label = c.op;
+      prob.add_point(p);
     }
   }
   // P2P pairs as send/recv between two GPUs.
-  if (auto p2p = o.maybe("p2p")) {
-    int p2p_ranks = 2;
-    if (auto env = o.maybe("environment")) {
-      if (auto n = env->as_object().maybe("gpu_count")) p2p_ranks = static_cast<int>(n->as_int({.min = 1, .max = 1 << 16}));
+  const int p2p_ranks = results.environment ? results.environment->gpu_count.value_or(2) : 2;
+  for (const P2pSeries& s : results.p2p) {
+    if (s.mode == "cuda_memcpy_peer") {
+      report.notes.push_back("cuda_memcpy_peer points are not NCCL transfers; skipped");
+      continue;
     }
-    for (const ValueReader& c : p2p->as_array()) {
-      ObjectReader e = c.as_object();
-      const std::string mode = e.at("mode").as_choice({"nccl_p2p_write", "nccl_p2p_read", "nccl_shm", "cuda_memcpy_peer"});
-      if (mode == "cuda_memcpy_peer") {
-        report.notes.push_back("cuda_memcpy_peer points are not NCCL transfers; skipped");
-        continue;
-      }
-      // A send between two GPUs of a communicator of all the run's GPUs, as the harness runs it.
-      const int src = static_cast<int>(e.at("src").as_int({.min = 0, .max = 1 << 16}));
-      const int dst = static_cast<int>(e.at("dst").as_int({.min = 0, .max = 1 << 16}));
-      Config cfg;
-      cfg.nodes = 1;
-      cfg.gpus = std::max({p2p_ranks, src + 1, dst + 1});
-      cfg.env = mode == "nccl_shm" ? std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}}
-                : mode == "nccl_p2p_read" ? std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "1"}}
-                                           : std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "0"}};
-      const int id = prob.add_config(cfg);
-      int index = 0;
-      for (const ValueReader& pv : e.at("points").as_array()) {
-        ObjectReader pt = pv.as_object();
-        Point p;
-        p.config = id;
-        p.op = nc::CollectiveOp::SENDRECV;
-        p.pair_src = src;
-        p.pair_dst = dst;
-        p.size = Bytes::of(pt.at("size_bytes").as_int({.min = 1}));
-        p.measured_us = pt.at("time_us").as_number({.min = 0, .min_exclusive = true});
-        p.fold = index++ % 2;
-        p.op_label = "p2p";
-        prob.add_point(p);
-      }
+    // A send between two GPUs of a communicator of all the run's GPUs, as the harness runs it.
+    Config cfg;
+    cfg.nodes = 1;
+    cfg.gpus = std::max({p2p_ranks, s.src + 1, s.dst + 1});
+    cfg.env = s.mode == "nccl_shm" ? std::map<std::string, std::string>{{"NCCL_P2P_DISABLE", "1"}}
+              : s.mode == "nccl_p2p_read" ? std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "1"}}
+                                         : std::map<std::string, std::string>{{"NCCL_P2P_READ_ENABLE", "0"}};
+    const int id = prob.add_config(cfg);
+    int index = 0;
+    for (const P2pPoint& pt : s.points) {
+      Point p;
+      p.config = id;
+      p.op = nc::CollectiveOp::SENDRECV;
+      p.pair_src = s.src;
+      p.pair_dst = s.dst;
+      p.size = bytes_of(pt.size_bytes, "p2p");
+      p.measured_us = pt.time_us;
+      p.fold = index++ % 2;
+      p.op_label = "p2p";
+      prob.add_point(p);
     }
   }
   auto& points = prob.points();

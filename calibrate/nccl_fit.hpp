@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/results.hpp"
 #include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 
@@ -60,11 +61,12 @@ struct FitReport {
   nlohmann::json to_json() const;
 };
 
-// Fits from results JSON; the catalog system comes from environment.instance_type, else from the
-// GPU name and count (an HGX board of that GPU). InputError on results the model cannot place.
-std::vector<hardware::ProfileParameter> fit_nccl_parameters(const nlohmann::json& results, FitReport& report);
+// Fits from calibration results (typically merged, fit_input.hpp); the catalog system comes from
+// environment.instance_type, else from the GPU name and count (an HGX board of that GPU).
+// InputError on results the model cannot place.
+std::vector<hardware::ProfileParameter> fit_nccl_parameters(const CalibrationResults& results, FitReport& report);
 // The same with the catalog and the system named.
-std::vector<hardware::ProfileParameter> fit_nccl_parameters(const nlohmann::json& results, FitReport& report,
+std::vector<hardware::ProfileParameter> fit_nccl_parameters(const CalibrationResults& results, FitReport& report,
                                                             const hardware::Catalog& catalog, const std::string& system);
 
 }  // namespace clustersim::calibrate

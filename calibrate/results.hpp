@@ -159,7 +159,7 @@ struct GemmResult {
   std::optional<bool> fast_accum;
   // "sustained" (one square product under a continuous load, --gemm-sustained): how it was run and
   // the clock and power the GPU held meanwhile.
-  std::optional<std::string> phase;  // harness | burst | sustained | mixed
+  std::optional<std::string> phase;  // harness | burst | sustained | mixed (required for "sustained")
   std::optional<int> launches;
   std::optional<double> busy_ms;
   std::optional<double> gemm_share;
@@ -192,7 +192,7 @@ struct MemoryResult {
   double time_us = 0;
   double bandwidth_GBps = 0;
   std::optional<std::string> op;          // which kernel of its kind (add_bf16, one_block, ...)
-  std::optional<std::int64_t> elements;   // elements touched (strided and torch kernels)
+  std::optional<std::int64_t> elements;   // elements touched (torch kernels; required, >= 1, for strided)
   std::optional<int> kernels, blocks, threads;  // launch_gap: kernels queued, their grid
   std::optional<bool> queue_full;
   std::optional<std::int64_t> buffer_bytes;
@@ -208,7 +208,7 @@ struct HostTransferResult {
   std::vector<int> gpus;
   std::int64_t size_bytes = 0;
   double time_us = 0;
-  double bandwidth_GBps = 0;  // per GPU (the mean when several run at once)
+  double bandwidth_GBps = 0;  // per GPU (the mean when several run at once); > 0
   std::optional<int> iters;
   std::optional<bool> concurrent;
   std::optional<bool> numa_bound;

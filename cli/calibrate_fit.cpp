@@ -1,8 +1,8 @@
 // clustersim calibrate fit RESULTS.json... -o PROFILE.json: fits the simulator's parameters to
 // calibration results and writes a calibration profile with its provenance and cross-validation.
 //
-// The results files are merged (their measurement sections concatenated; they must come from one
-// kind of GPU), then the NCCL model's parameters ("nccl.*", calibrate/nccl_fit.hpp) and the compute
+// The results files are loaded once each and merged (calibrate/fit_input.hpp: their measurement
+// sections concatenated; they must come from one kind of GPU), then the NCCL model's parameters ("nccl.*", calibrate/nccl_fit.hpp) and the compute
 // and host parameters ("compute.*", "host.*", calibrate/compute_fit.hpp) are fitted. The profile
 // records the machine, GPU, driver, CUDA and NCCL versions and date from the results' environment,
 // and the results files it came from, so anyone can fit it again.
@@ -13,12 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/compute_fit.hpp"
+#include "calibrate/fit_input.hpp"
 #include "calibrate/nccl_fit.hpp"
-#include "calibrate/results.hpp"
 #include "cli/app.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
-#include "hardware/json_reader.hpp"
 #include "reports/text_table.hpp"
 
 namespace clustersim::cli {
@@ -33,53 +32,6 @@ struct FitArgs {
   std::string system;
   std::string notes;
 };
-
-const char* const kSections[] = {"collectives", "p2p", "gemm", "attention", "memory", "host", "cpu_adam"};
-
-// Concatenates the measurement sections; the environment is the one with the most GPUs.
-nlohmann::json merge_results(const std::vector<std::string>& files) {
-  nlohmann::json merged = nlohmann::json::object();
-  std::string gpu_name;
-  int best_gpus = -1;
-  for (const auto& f : files) {
-    const JsonDocument doc = load_json_file(f);
-    // Read strictly first, so that a bad value is reported in this file's name and at its JSON
-    // pointer (the fitters read the merged document, which has neither).
-    (void)calibrate::read_calibration_results(doc.root());
-    const auto& j = doc.json();
-    if (!j.is_object()) throw InputError(f, "", "expected calibration results (a JSON object)");
-    static const nlohmann::json kNoEnvironment = nlohmann::json::object();
-    const bool has_env = j.contains("environment") && j["environment"].is_object();
-    const auto& env = has_env ? j["environment"] : kNoEnvironment;
-    const std::string name = env.contains("gpu_name") && env["gpu_name"].is_string() ? env["gpu_name"].get<std::string>() : "";
-    if (gpu_name.empty()) gpu_name = name;
-    if (!name.empty() && name != gpu_name) {
-      throw InputError(f, "/environment/gpu_name",
-                       "expected results of one kind of GPU ('" + gpu_name + "'), got '" + name + "'");
-    }
-    const int gpus = env.contains("gpu_count") && env["gpu_count"].is_number_integer() ? env["gpu_count"].get<int>() : 0;
-    if (has_env && gpus > best_gpus) {
-      best_gpus = gpus;
-      merged["schema_version"] = j.value("schema_version", 1);
-      merged["kind"] = "clustersim-calibration-results";
-      merged["environment"] = env;
-      if (j.contains("tool")) merged["tool"] = j["tool"];
-    }
-    for (const char* s : kSections) {
-      if (!j.contains(s)) continue;
-      if (!j[s].is_array()) throw InputError(f, std::string("/") + s, "expected an array");
-      for (const auto& e : j[s]) merged[s].push_back(e);
-    }
-  }
-  if (!merged.contains("environment")) {
-    throw InputError(files.front(), "/environment", "expected at least one results file with an \"environment\" object");
-  }
-  return merged;
-}
-
-std::string env_string(const nlohmann::json& env, const char* key) {
-  return env.contains(key) && env[key].is_string() ? env[key].get<std::string>() : "";
-}
 
 // The catalog GPU whose name the results' "NVIDIA H200" matches best.
 const hardware::GpuSpec& gpu_of(const hardware::Catalog& catalog, const std::string& name, const std::string& file) {
@@ -114,27 +66,26 @@ void add_calibrate_fit(CLI::App& calibrate, Context& ctx) {
   fit->add_option("--system", args->system, "Catalog system or instance the machine is (for the NCCL model)");
   fit->add_option("--notes", args->notes, "Free text kept in the provenance");
   fit->callback([&ctx, args]() {
-    const nlohmann::json results = merge_results(args->results);
-    const auto& env = results["environment"];
+    const calibrate::CalibrationResults results = calibrate::load_fit_input(args->results);
+    const calibrate::EnvironmentInfo& env = *results.environment;  // load_fit_input requires one
     const auto& catalog = ctx.catalog();
-    const hardware::GpuSpec& gpu = gpu_of(catalog, env_string(env, "gpu_name"), args->results.front());
+    const hardware::GpuSpec& gpu = gpu_of(catalog, env.gpu_name.value_or(""), args->results.front());
 
     calibrate::FitReport nccl_report;
     std::vector<hardware::ProfileParameter> params =
         args->system.empty() ? calibrate::fit_nccl_parameters(results, nccl_report)
                              : calibrate::fit_nccl_parameters(results, nccl_report, catalog, args->system);
     calibrate::ComputeFitReport compute_report;
-    auto compute = calibrate::fit_compute_parameters(results, gpu, compute_report, args->results.front());
+    auto compute = calibrate::fit_compute_parameters(results, gpu, compute_report);
     params.insert(params.end(), compute.begin(), compute.end());
 
     hardware::ProfileProvenance prov;
-    const int gpus = env.contains("gpu_count") && env["gpu_count"].is_number_integer() ? env["gpu_count"].get<int>() : 0;
-    prov.gpu = env_string(env, "gpu_name");
-    prov.gpu_count = std::max(gpus, 1);
-    prov.driver = env_string(env, "driver");
-    prov.cuda = env_string(env, "cuda_runtime");
-    prov.nccl = env_string(env, "nccl_version");
-    prov.date = env_string(env, "date").substr(0, 10);
+    prov.gpu = env.gpu_name.value_or("");
+    prov.gpu_count = std::max(env.gpu_count.value_or(0), 1);
+    prov.driver = env.driver.value_or("");
+    prov.cuda = env.cuda_runtime.value_or("");
+    prov.nccl = env.nccl_version.value_or("");
+    prov.date = env.date.value_or("").substr(0, 10);
     prov.machine = args->machine.empty() ? std::to_string(prov.gpu_count) + " x " + prov.gpu + ", driver " + prov.driver
                                          : args->machine;
     for (const auto& r : args->results) prov.results.push_back(std::filesystem::path(r).lexically_normal().string());

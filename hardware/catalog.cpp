@@ -185,6 +185,8 @@ FabricSpec read_fabric(ValueReader v, const FileReader& f) {
     s.forces_simple_protocol = o.get_or("forces_simple_protocol", false);
     if (auto x = o.maybe("nccl_buffsize")) s.nccl_buffsize = x->as_bytes(Bytes::of(1));
     if (auto x = o.maybe("nccl_p2p_net_chunksize")) s.nccl_p2p_net_chunksize = x->as_bytes(Bytes::of(1));
+    if (auto x = o.maybe("nccl_nvls_chunksize")) s.nccl_nvls_chunksize = x->as_bytes(Bytes::of(1));
+    if (auto x = o.maybe("nccl_nvlstree_max_chunksize")) s.nccl_nvlstree_max_chunksize = x->as_bytes(Bytes::of(1));
     s.supports_gpudirect_rdma = o.at("supports_gpudirect_rdma").as_bool();
     s.nic_latency = f.duration(o.at("nic_latency"));
     s.switch_latency = f.duration(o.at("switch_latency"));

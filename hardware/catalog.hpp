@@ -120,6 +120,9 @@ struct FabricSpec {
   bool forces_simple_protocol = false;
   std::optional<Bytes> nccl_buffsize;
   std::optional<Bytes> nccl_p2p_net_chunksize;
+  // NVLS chunk settings the network plugin exports (NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE).
+  std::optional<Bytes> nccl_nvls_chunksize;
+  std::optional<Bytes> nccl_nvlstree_max_chunksize;
   bool supports_gpudirect_rdma = false;
   Figure<Duration> nic_latency;     // one-way, NIC to NIC through one switch, small message
   Figure<Duration> switch_latency;  // per additional switch hop

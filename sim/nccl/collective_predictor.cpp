@@ -39,13 +39,14 @@ TunerChoice CollectivePredictor::choice(CollectiveOp op, Bytes size) const {
   return tuner_->choose(op, nccl_bytes(op, size));
 }
 
-StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const TunerChoice& c) const {
+StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const TunerChoice& c, bool in_place) const {
   CollectiveShape shape;
   shape.op = op;
   shape.algorithm = c.algorithm;
   shape.protocol = c.protocol;
   shape.bytes = nccl_bytes(op, size);
   shape.channels = c.channels;
+  shape.in_place = in_place;
   return build_program(context(), shape);
 }
 
@@ -82,13 +83,19 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
   if (n == 1) {
     // No communication (see the header): a local copy out of place, nothing in place.
     out.channels = 1;
-    if (method.in_place) return finish(out, method, rates_.host_empty_call, std::nullopt, false);
+    if (method.in_place) {
+      // nccl-tests' send/recv is a group of four calls (ncclGroupStart, ncclSend, ncclRecv,
+      // ncclGroupEnd); the group's end finds the send to itself in place and drops it
+      // (enqueue.cc scheduleP2pTasksToPlan), so none launches and each costs an empty call.
+      const std::int64_t calls = op == CollectiveOp::SENDRECV ? 4 : 1;
+      return finish(out, method, rates_.host_empty_call * calls, std::nullopt, false);
+    }
     const bool p2p = op == CollectiveOp::SENDRECV;
     const Duration fixed = p2p ? base_latency(context(), Algorithm::RING, Protocol::SIMPLE) : rates_.local_copy_overhead;
     out.gpu_time = fixed + transfer_time(size, rates_.local_copy);
     return finish(out, method, rates_.host_call);
   }
-  const StepProgram p = program(op, size, c);
+  const StepProgram p = program(op, size, c, method.in_place);
   const ProgramTiming timing = evaluate_program(p);
   out.gpu_time = timing.total;
   return finish(out, method, rates_.host_call, timing.loop);

@@ -21,7 +21,9 @@
 //   place NCCL copies the input to the output with cudaMemcpyAsync, T_gpu = copy fixed time +
 //   size / local copy rate (nccl_parameters.hpp); in place it enqueues nothing and the call costs
 //   its host time only (nccl.host.empty_call_overhead). Send/recv to itself copies out of place
-//   through the P2P kernel (NCCL's base latency + the same copy rate).
+//   through the P2P kernel (NCCL's base latency + the same copy rate); in place the group's end
+//   drops it (enqueue.cc scheduleP2pTasksToPlan: "Skip send to self in-place") and nccl-tests'
+//   four calls (group start, send, recv, group end) cost an empty call each.
 //   4. The uncertainty is the root mean square of the relative uncertainties of the parameters the
 //      prediction used (calibrated ones carry their fit's, defaults their wider default).
 
@@ -89,7 +91,7 @@ class CollectivePredictor {
 
   // NCCL's choice and the step program for a size (the event simulation runs the same program).
   TunerChoice choice(CollectiveOp op, Bytes size) const;
-  StepProgram program(CollectiveOp op, Bytes size, const TunerChoice& choice) const;
+  StepProgram program(CollectiveOp op, Bytes size, const TunerChoice& choice, bool in_place = false) const;
 
   const PredictorConfig& config() const { return config_; }
   const NcclVersion& version() const { return version_; }

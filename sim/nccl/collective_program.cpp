@@ -137,7 +137,7 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
   return static_cast<int>(std::clamp<long long>(div_up(std::min(chunk, per_channel), pass), 1, steps));
 }
 
-double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n) {
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n, bool in_place) {
   if (p != Protocol::SIMPLE || n < 2) return 1.0;
   const double f = ctx.rates.store_fraction;
   auto w = [f](int loads, int stores) { return loads * (1 - f) + stores * f; };
@@ -146,9 +146,9 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
     // The steps that send (the final local step is ring_local_step_weight's).
     switch (op) {
       case CollectiveOp::ALL_REDUCE: return (w(1, 1) + m * w(2, 1) + w(2, 2) + m * w(1, 2)) / (2.0 * (n - 1));
-      case CollectiveOp::ALL_GATHER: return w(1, 2);
+      case CollectiveOp::ALL_GATHER: return in_place ? (w(1, 1) + m * w(1, 2)) / (n - 1.0) : w(1, 2);
       case CollectiveOp::REDUCE_SCATTER: return (w(1, 1) + m * w(2, 1)) / (n - 1.0);
-      case CollectiveOp::BROADCAST: return w(1, 2);
+      case CollectiveOp::BROADCAST: return in_place && n == 2 ? w(1, 1) : w(1, 2);
       case CollectiveOp::REDUCE: return w(2, 1);
       default: return 1.0;
     }
@@ -164,6 +164,16 @@ double ring_local_step_weight(const ProgramContext& ctx, CollectiveOp op, Protoc
     case CollectiveOp::ALL_GATHER: return 1.0;                           // recv (1, 1)
     case CollectiveOp::REDUCE_SCATTER: return 2 * (1 - f) + f;           // recvReduceCopy (2, 1)
     default: return 0.0;
+  }
+}
+
+void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h) {
+  h.latency = hop_latency(ctx, t, Algorithm::RING, p);
+  if (p == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
+    // NCCL's Simple step latency is LL's flag latency plus the block's own synchronisation of each
+    // slice (nccl.simple.slice_overhead), which delays the block's next slice.
+    h.latency = hop_latency(ctx, t, Algorithm::RING, Protocol::LL);
+    h.occupancy = ctx.rates.simple_slice_overhead;
   }
 }
 
@@ -220,7 +230,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
   const int roles = H == 1 ? 1 : R;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   std::vector<int> hop_of_role(roles);
   for (int r = 0; r < roles; ++r) {
     const int from = r;
@@ -237,7 +247,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
     h.channel_cap = cap;
-    h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
+    set_step_timing(ctx, t, s.protocol, h);
     h.multiplicity = nch;
     h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
     hop_of_role[r] = p.add_hop(h);
@@ -253,6 +263,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
       h.label = "local copy";
       h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
       h.channel_cap = channel_cap(ctx, s.protocol, nch) / local_w;
+      h.occupancy = p.hops[hop_of_role[r]].occupancy;
       h.multiplicity = nch;
       h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
       local_hop_of_role[r] = p.add_hop(h);
@@ -324,7 +335,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   // One connection per chain position, each a different rank's sends; data only flows down.
   p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n);
+  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   const int R = sys.ranks_per_host();
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Hops along the chain; distinct transports share one hop description.

@@ -42,8 +42,10 @@
 //   all-reduce      send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopySend (2,2),
 //                   (n-2) recvCopySend (1,2), recv (1,1)            per 2(n-1) sends
 //   all-gather      copySend (1,2), (n-2) recvCopySend (1,2), recv (1,1)     per n-1 sends
+//                   (in place the first step is a send (1,1))
 //   reduce-scatter  send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopy (2,1)   per n-1
-//   broadcast       copySend (1,2) at the root, recvCopySend (1,2), recv (1,1) at the end
+//   broadcast       copySend (1,2) at the root (send (1,1) in place), recvCopySend (1,2), recv (1,1)
+//                   at the end
 //   reduce          send (1,1), recvReduceSend (2,1), recvReduceCopy (2,1) at the root
 // A ring's block does every step of a loop in turn: its sends are capped at C / (mean w of the
 // sending steps), and the loop's final step, which sends nothing (all-reduce and all-gather recv
@@ -51,6 +53,12 @@
 // connection: every channel's blocks run in step, so the links idle meanwhile (2 ranks: one send
 // and one local step per loop; measured 2-rank all-gather on H200 reaches ~75% of the link rate).
 // A chain's ranks each do one kind, so the slowest kind caps it (C / max w).
+// Every Simple slice over NVLink also holds a ring's block for nccl.simple.slice_overhead o
+// (prims_simple.h genericOp: barrier, system-scope fence, flag store after each slice; the next
+// slice waits), while the flag flies at LL's step latency l: a rank's 2 slices per step follow
+// one another, so a ring all-gather of a few KiB on n ranks takes about
+//   base + 2 n o  (n - 1 sending steps and the final receive, 2 slices each; l < o hides),
+// and a large slice of S bytes S / rate + o (set_step_timing; chains keep NCCL's step latency).
 // LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost): an
 // LL channel moves at most min(nccl.ll.bandwidth / channels, nccl.ll.channel_bandwidth).
 
@@ -83,6 +91,10 @@ struct CollectiveShape {
   // Send/recv between one pair (src -> dst), the other ranks idle, instead of nccl-tests' ring of
   // pairs (-1: the ring).
   int pair_src = -1, pair_dst = -1;
+  // nccl-tests' in-place columns: the all-gather's first step and the broadcast root send straight
+  // from the output buffer (all_gather.h / broadcast.h directSend: 1 load, 1 store) instead of
+  // copying the input to the output as they send (directCopySend: 1 load, 2 stores).
+  bool in_place = false;
 };
 
 // Effective buffer sizes (defaults, the network plugin's NCCL_BUFFSIZE, the user's variables).
@@ -116,6 +128,11 @@ HwClass hw_class(const HopTransport& t);
 // NCCL's per-step latency for a hop of this transport (hwLat x calibration scale, plus the wire
 // latency of the network).
 Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm a, Protocol p);
+// A ring or chain hop's step timing: NCCL's per-step latency, except Simple over NVLink, where the
+// latency is LL's (the flag's flight) and each slice occupies the sending block for
+// nccl.simple.slice_overhead (prims_simple.h: barrier, system-scope fence, flag store per slice):
+// a rank's slices follow one another, so a step of SlicePerChunk slices costs that many.
+void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h);
 // The collective's fixed cost (NCCL base latency x scale).
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 // A hop between two ranks with resource loads: flows per GPU link and per NIC as given.
@@ -131,7 +148,20 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.
-double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks);
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks,
+                   bool in_place = false);
+// A tree's split thread groups (NCCL 2.28 src/device/all_reduce.h runTreeSplit; enqueue.cc gives
+// Tree NCCL_MAX_NTHREADS = 640 threads): the reduce going up gets nthreads/2 + 64 threads with
+// Simple (320 + 64 = 384), 70% rounded down to warps with LL and LL128 (448); the broadcast coming
+// down the rest (256, 192). A group moves at its share of the protocol's per-channel figure,
+// which is that of a block of the protocol's ring thread count (max_threads: LL 512, LL128 640,
+// Simple 512):  cap = channel figure x group threads / ring threads; with LL also at most
+// nccl.ll.bandwidth / (2 x channels) (both groups of every channel share the GPU's LL limit).
+struct TreeSplitCaps {
+  Bandwidth up, down;
+  int up_threads = 0, down_threads = 0;
+};
+TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channels);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
 int nic_devices_used(const NcclSystem& sys);
 

@@ -232,6 +232,8 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
 
   void schedule_start(int k) {
     const std::int64_t now = sim_.now().picoseconds();
+    // The block's own time before the bytes go (StepProgram Hop::occupancy).
+    ready_ps_[k] += program_.hops[program_.transfers[k % n_].hop].occupancy.picoseconds();
     if (ready_ps_[k] <= now) {
       start_transfer(k);
     } else {

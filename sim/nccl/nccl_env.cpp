@@ -153,7 +153,7 @@ const std::set<std::string>& ignored_names() {
       "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_NET", "NCCL_NET_PLUGIN",
       "NCCL_TUNER_PLUGIN", "NCCL_CUMEM_HOST_ENABLE", "NCCL_IGNORE_CPU_AFFINITY", "NCCL_LAUNCH_MODE",
       "NCCL_ASYNC_ERROR_HANDLING", "NCCL_BLOCKING_WAIT", "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE",
-      "NCCL_GRAPH_DUMP_FILE", "NCCL_GRAPH_FILE", "NCCL_NVLS_CHUNKSIZE", "NCCL_NET_SHARED_BUFFERS",
+      "NCCL_GRAPH_DUMP_FILE", "NCCL_GRAPH_FILE", "NCCL_NET_SHARED_BUFFERS",
       "NCCL_NET_SHARED_COMMS", "NCCL_PROTO_THRESHOLD", "NCCL_RUNTIME_CONNECT", "NCCL_WORK_FIFO_BYTES",
       "NCCL_MNNVL_ENABLE", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS",
       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_CHECK_POINTERS", "NCCL_SET_THREAD_NAME", "NCCL_P2P_DIRECT_DISABLE",
@@ -170,7 +170,7 @@ const std::set<std::string>& modelled_names() {
       "NCCL_MAX_NRINGS", "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE",
       "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
       "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
-      "NCCL_HOSTID"};
+      "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE"};
   return s;
 }
 
@@ -258,6 +258,10 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.ll128_buffsize = parse_size(where, var, value);
     } else if (var == "NCCL_P2P_NET_CHUNKSIZE") {
       e.p2p_net_chunksize = parse_size(where, var, value);
+    } else if (var == "NCCL_NVLS_CHUNKSIZE") {
+      e.nvls_chunksize = parse_size(where, var, value);
+    } else if (var == "NCCL_NVLSTREE_MAX_CHUNKSIZE") {
+      e.nvlstree_max_chunksize = parse_size(where, var, value);
     } else if (var == "NCCL_P2P_NVL_CHUNKSIZE") {
       e.p2p_nvl_chunksize = parse_size(where, var, value);
     } else if (var == "NCCL_P2P_PCI_CHUNKSIZE") {

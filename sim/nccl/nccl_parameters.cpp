@@ -12,7 +12,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
       "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
-      "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth"};
+      "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead"};
   return names;
 }
 
@@ -102,6 +102,16 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");
   r.store_fraction = params.ratio("nccl.store_fraction", 0.5, "loads and stores alike");
+  {
+    const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(Algorithm::RING)];
+    const double extra_us = lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];
+    const int slices = std::max(1, version.device.chunk_steps.at(CollectiveOp::ALL_REDUCE) /
+                                       std::max(1, version.device.slice_steps.at(CollectiveOp::ALL_REDUCE)));
+    r.simple_slice_overhead = params.duration(
+        "nccl.simple.slice_overhead", Duration::from_seconds(std::max(0.0, extra_us) / slices * 1e-6),
+        v + " NVLink ring step latency, Simple over LL (" + format_significant(extra_us, 3) + " us), per slice of an all-reduce chunk (" +
+            std::to_string(slices) + ")");
+  }
   r.base_scale = params.ratio("nccl.latency.base_scale", 1.0, v + " base latencies as they are");
   r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");

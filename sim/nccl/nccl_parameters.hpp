@@ -33,6 +33,14 @@
 //                                          perChMaxRingLL128Bw
 //   nccl.simple.channel_bandwidth  B/s     what one channel's block copies with Simple (one load and
 //                                          one store per byte); NCCL's perChMaxTreeBw
+//   nccl.simple.slice_overhead     s       block time of one Simple slice's synchronisation over NVLink,
+//                                          serial on the block (prims_simple.h genericOp: after its
+//                                          copy every slice runs barrier(), then postPeer's
+//                                          system-scope fence before the flag store; the next slice
+//                                          waits for both); NCCL's per-step Simple latency over LL's,
+//                                          per slice of a ring all-reduce chunk: (hwLat NVLink Ring
+//                                          Simple - LL) / (ALLREDUCE_CHUNKSTEPS / SLICESTEPS) =
+//                                          (3.4 - 0.6) / 2 = 1.4 us in 2.28
 //   nccl.store_fraction            ratio   share of a Simple copy's time its stores take: a step that
 //                                          reads two buffers (reduce) or writes two (copy and send)
 //                                          costs more than a copy (collective_program.hpp); 0.5,
@@ -88,6 +96,7 @@ struct NcclRates {
   Bandwidth ll_channel;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
+  Duration simple_slice_overhead;  // over NVLink (see the table)
   double store_fraction = 0.5;
   // Latency scales and figures.
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;

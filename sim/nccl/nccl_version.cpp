@@ -189,6 +189,7 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
       });
       dev.p2p_ll_threshold = d.at("p2p_ll_threshold").as_bytes();
       if (auto m = d.maybe("nvls_chunk_size")) dev.nvls_chunk_size = m->as_bytes(Bytes::of(1));
+      dev.nvls_chunk_size_param = d.get_or("nvls_chunk_size_param", false);
       dev.work_batch_colls = static_cast<int>(d.at("work_batch_colls").as_int({.min = 1}));
     });
 

@@ -55,6 +55,9 @@ struct VersionDevice {
   Bytes p2p_chunk_nvlink, p2p_chunk_pci, p2p_chunk_net;
   Bytes p2p_ll_threshold;
   std::optional<Bytes> nvls_chunk_size;
+  // NCCL_NVLS_CHUNKSIZE sets nvls_chunk_size (src/transport/nvls.cc NCCL_PARAM NvlsChunkSize, 2.24+);
+  // before, the NVLS cap is a constant of enqueue.cc.
+  bool nvls_chunk_size_param = false;
   int work_batch_colls = 21;
 };
 

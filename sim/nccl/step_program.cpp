@@ -103,7 +103,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
     const double rate = h.rate.bytes_per_second();
-    finish[i] = start + t.bytes / rate;
+    finish[i] = start + h.occupancy.seconds() + t.bytes / rate;
     arrival[i] = finish[i] + h.latency.seconds();
     consumed[i] = arrival[i];
     for (int k = 0; k < 3; ++k) {

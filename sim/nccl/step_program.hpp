@@ -9,7 +9,7 @@
 // Semantics (times in seconds, sizes in payload bytes):
 //   start(i)   = max(t0, arrival(dep) for each dep of i, finish of the previous transfer on the
 //                same connection, credit(i))
-//   finish(i)  = start(i) + bytes(i) / rate(hop(i))
+//   finish(i)  = start(i) + occupancy(hop(i)) + bytes(i) / rate(hop(i))
 //   arrival(i) = finish(i) + latency(hop(i))
 //   credit(i)  = consumed(j) + latency(hop(j)) for j the transfer `window` places earlier on the
 //                same connection (NCCL_STEPS slots per connection; a Simple slice holds
@@ -66,6 +66,9 @@ struct Hop {
   Bandwidth channel_cap = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
   double bytes_per_cycle = 0;   // payload bytes one flow moves per pipeline item (for sharing)
   Duration latency;             // per transfer: NCCL step synchronisation (+ wire latency)
+  Duration occupancy;           // per transfer: time the sending block spends before its bytes go
+                                // (a Simple slice's barrier, fence and flag post); serial on the
+                                // connection, unlike the latency
   Bandwidth rate;               // assigned by assign_rates: uncontended payload rate of one flow
   HopEndpoints endpoints;
   int multiplicity = 1;         // identical flows this representative flow stands for (channels)

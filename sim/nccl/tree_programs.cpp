@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "sim/nccl/collective_program.hpp"
 
@@ -30,10 +31,28 @@ int log2_ceil(int n) {
   return d;
 }
 
-// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE).
+// NVLS chunk size (enqueue.cc calcCollChunking, NCCL_ALGO_NVLS and NVLS_TREE). NVLS starts from
+// the Simple step capped at the release's NVLS chunk (2.18-2.20 computeColl(ChunkInfo):
+// maxChunkSize = 131072; 2.24+: comm->nvlsChunkSize, NCCL_NVLS_CHUNKSIZE, default 128 KiB);
+// NVLS-Tree starts from the NVLS chunk where the release has one (2.28: chunkSize =
+// comm->nvlsChunkSize), else from the step, and is capped at NCCL_NVLSTREE_MAX_CHUNKSIZE (unset:
+// 64 KiB from 4 nodes on, no cap below). The network plugin's values (fabric
+// nccl_nvls_chunksize, nccl_nvlstree_max_chunksize: aws-ofi-nccl exports both on p5 and later)
+// apply across nodes unless the user sets the variables.
 long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int heads) {
   const long long step = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
-  long long chunk = ctx.version.device.nvls_chunk_size ? ctx.version.device.nvls_chunk_size->count() : step;
+  const auto& dev = ctx.version.device;
+  const auto* fabric = ctx.system.node().fabric;
+  const bool plugin = fabric != nullptr && ctx.system.nccl_nodes() > 1;
+  long long chunk = step;
+  if (dev.nvls_chunk_size) {
+    long long nvls = dev.nvls_chunk_size->count();
+    if (dev.nvls_chunk_size_param) {
+      if (plugin && fabric->nccl_nvls_chunksize) nvls = fabric->nccl_nvls_chunksize->count();
+      if (ctx.env.nvls_chunksize) nvls = ctx.env.nvls_chunksize->count();
+    }
+    chunk = s.algorithm == Algorithm::NVLS ? std::min(step, nvls) : nvls;
+  }
   const long long bytes = s.bytes.count();
   const long long conc = static_cast<long long>(std::max(1, s.channels)) * std::max(1, heads);
   if (s.algorithm == Algorithm::NVLS) {
@@ -41,7 +60,11 @@ long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int he
     if (bytes < 8 * conc * chunk && chunk > 32768) chunk = 32768;
     if (bytes < 2 * conc * chunk && chunk > 16384) chunk = 16384;
   } else {
-    if (ctx.system.nccl_nodes() >= 4) chunk = std::min<long long>(chunk, 65536);
+    std::optional<long long> max_chunk;
+    if (plugin && fabric->nccl_nvlstree_max_chunksize) max_chunk = fabric->nccl_nvlstree_max_chunksize->count();
+    if (ctx.env.nvlstree_max_chunksize) max_chunk = ctx.env.nvlstree_max_chunksize->count();
+    if (max_chunk) chunk = std::min(chunk, *max_chunk);
+    else if (ctx.system.nccl_nodes() >= 4) chunk = std::min<long long>(chunk, 65536);
     if (bytes < 32 * conc * chunk && chunk > 262144) chunk = 262144;
     if (bytes < 16 * conc * chunk && chunk > 131072) chunk = 131072;
     if (bytes < 4 * conc * chunk && chunk > 65536) chunk = 65536;
@@ -49,6 +72,44 @@ long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int he
   }
   return chunk;
 }
+
+}  // namespace
+
+TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channels) {
+  const auto& dev = ctx.version.device;
+  const int nthreads = dev.max_threads_all;  // enqueue.cc: Tree always runs NCCL_MAX_NTHREADS
+  constexpr int kWarp = 32;
+  int up_threads = 0;
+  if (p == Protocol::SIMPLE) {
+    up_threads = nthreads / 2;
+    if (up_threads >= 256) up_threads += 64;
+  } else {
+    up_threads = nthreads * 7 / (10 * kWarp) * kWarp;
+  }
+  const int down_threads = nthreads - up_threads;
+  // The per-channel figures are those of a block of the protocol's ring thread count.
+  const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
+  Bandwidth block;
+  switch (p) {
+    case Protocol::LL: block = ctx.rates.ll_channel; break;
+    case Protocol::LL128: block = ctx.rates.ll128_channel; break;
+    case Protocol::SIMPLE: block = ctx.rates.simple_channel; break;
+  }
+  TreeSplitCaps c;
+  c.up_threads = up_threads;
+  c.down_threads = down_threads;
+  c.up = block * (up_threads / ref);
+  c.down = block * (down_threads / ref);
+  if (p == Protocol::LL) {
+    // LL's GPU-wide limit is shared by both groups of every channel.
+    const Bandwidth share = ctx.rates.ll_total / (2.0 * std::max(1, channels));
+    c.up = std::min(c.up, share);
+    c.down = std::min(c.down, share);
+  }
+  return c;
+}
+
+namespace {
 
 struct TreeHops {
   int up_intra = -1, down_intra = -1, up_net = -1, down_net = -1;
@@ -78,13 +139,14 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
-  // Up and down share a channel's threads (split tree).
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / 2.0;
+  // Up and down share a channel's threads (split tree): each group moves at its share of the
+  // block's threads, the step it runs weighted as on a ring (tree_split_caps).
+  const TreeSplitCaps caps = tree_split_caps(ctx, s.protocol, nch);
   TreeHops hops;
-  auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node) {
+  auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
-    h.channel_cap = cap;
+    h.channel_cap = up ? caps.up : caps.down;
     h.latency = hop_latency(ctx, t, Algorithm::TREE, s.protocol);
     h.multiplicity = nch;
     h.endpoints = {src, dst, node};
@@ -93,8 +155,8 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   if (R > 1) {
     const HopTransport t = sys.transport(1, 0);
     const double f = nch * (R - 1.0) / R;
-    hops.up_intra = make(t, f, 0, 1, 0, 0);
-    hops.down_intra = make(sys.transport(0, 1), f, 0, 0, 1, 0);
+    hops.up_intra = make(t, f, 0, 1, 0, 0, true);
+    hops.down_intra = make(sys.transport(0, 1), f, 0, 0, 1, 0, false);
   }
   if (H > 1) {
     const HopTransport t = sys.transport(R % n, 0);
@@ -102,8 +164,8 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     // leaves do not go down), through its NICs.
     const double per_node = nch * hosts_per_node * (H - 1.0) / H;
     const double per_gpu = nch / static_cast<double>(R) * (H - 1.0) / H;
-    hops.up_net = make(t, per_gpu, per_node / nics, 0, 0, 1);
-    hops.down_net = make(sys.transport(0, R % n), per_gpu, per_node / nics, 0, 0, 1);
+    hops.up_net = make(t, per_gpu, per_node / nics, 0, 0, 1, true);
+    hops.down_net = make(sys.transport(0, R % n), per_gpu, per_node / nics, 0, 0, 1, false);
   }
   const int pieces = relay_pieces(ctx, s.protocol, chunk, per_channel);
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk)) * pieces;

@@ -128,6 +128,14 @@ TEST_CASE("calibration results: bad files are InputErrors with the JSON pointer"
              Catch::Contains("/schema_version"));
   CHECK_THAT(error_of(replace(kHarnessSample, "\"mode\": \"nccl_p2p_write\"", "\"mode\": \"p2p\"")),
              Catch::Contains("/p2p/0/mode"));
+  // What the compute fitter needs of an entry: the continuous-load test's phase, a strided kernel's
+  // element count, a host copy's (positive) bandwidth.
+  CHECK_THAT(error_of(replace(kHarnessSample, "\"name\": \"qkv\"", "\"name\": \"sustained\"")),
+             Catch::Contains("/gemm/0") && Catch::Contains("phase"));
+  CHECK_THAT(error_of(replace(kHarnessSample, "\"kernel\": \"copy\"", "\"kernel\": \"strided\"")),
+             Catch::Contains("/memory/0") && Catch::Contains("elements"));
+  CHECK_THAT(error_of(replace(kHarnessSample, "\"bandwidth_GBps\": 53.7", "\"bandwidth_GBps\": 0")),
+             Catch::Contains("/host/0/bandwidth_GBps") && Catch::Contains("> 0"));
 }
 
 TEST_CASE("nccl-tests bus bandwidth factors", "[unit][calibrate]") {

@@ -38,6 +38,11 @@ TEST_CASE("derived figures of a p5.48xlarge", "[unit][catalog]") {
   CHECK(n.network_per_gpu().gigabytes_per_second() == Approx(50));
   // NVLink4: 18 links x 25 GB/s = 450 GB/s per direction per GPU.
   CHECK(n.nvlink_per_gpu().gigabytes_per_second() == Approx(450));
+  // aws-ofi-nccl v1.16.3 src/platform-aws.cpp exports NCCL_NVLS_CHUNKSIZE and
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE = 524288 B (512 KiB) on p5 (fabric efa-v2).
+  REQUIRE(n.fabric != nullptr);
+  CHECK(n.fabric->nccl_nvls_chunksize == Bytes::kib(512));
+  CHECK(n.fabric->nccl_nvlstree_max_chunksize == Bytes::kib(512));
   // Four EFA devices per GPU, each GPU on its own switch group.
   for (const auto& s : n.pcie_switches) CHECK(s.nics.size() == 4 * s.gpus.size());
   // On-demand 55.04 $/h over 8 GPUs = 6.88 $/GPU-hour, dated.

@@ -6,8 +6,10 @@
 #include <random>
 
 #include "calibrate/compute_fit.hpp"
+#include "calibrate/results.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
 #include "models/compute_model.hpp"
 #include "models/compute_parameters.hpp"
 
@@ -31,12 +33,15 @@ struct Truth {
   double adam_core = 2.5e8, adam_node = 8e9;
 };
 
+// Results JSON with the sections the compute fitter reads (and a tool: the format requires one).
 nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-noise, noise);
   auto jitter = [&](double v) { return v * (1 + u(rng)); };
   const double P = 989.4e12, BW = 3.35e12, sms = 132;
-  nlohmann::json r = {{"schema_version", 1}, {"kind", "clustersim-calibration-results"}};
+  nlohmann::json r = {{"schema_version", 1},
+                      {"kind", "clustersim-calibration-results"},
+                      {"tool", {{"name", "clustersim-calibrate"}, {"version", "synthetic"}}}};
   r["gemm"] = nlohmann::json::array();
   for (int m : {1024, 2048, 4096, 8192, 16384}) {
     for (int n : {256, 512, 1024, 4096, 14336}) {
@@ -78,8 +83,9 @@ nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
   const double p32 = 66.9e12;
   for (double n = 1 << 24; n <= 1 << 28; n *= 2) {
     const double time = t.t0 + std::max(4 * n / (BW * t.e_mem), n / (p32 * t.strided));
+    const double measured = jitter(time);
     r["memory"].push_back({{"kernel", "strided"}, {"op", "mul_transposed"}, {"elements", n}, {"bytes_moved", 4 * n},
-                           {"time_us", jitter(time) * 1e6}});
+                           {"time_us", measured * 1e6}, {"bandwidth_GBps", 4 * n / measured / 1e9}});
   }
   r["host"] = nlohmann::json::array();
   for (bool h2d : {true, false}) {
@@ -103,6 +109,11 @@ nlohmann::json synthetic(const Truth& t, double noise, unsigned seed) {
   return r;
 }
 
+// The results as the fitter takes them: read strictly, as `calibrate fit` reads its files.
+calibrate::CalibrationResults typed(const nlohmann::json& results, const std::string& file = "synthetic.json") {
+  return calibrate::read_calibration_results(parse_json_text(results.dump(), file).root());
+}
+
 const hardware::ProfileParameter& find(const std::vector<hardware::ProfileParameter>& ps, const std::string& name) {
   for (const auto& p : ps) {
     if (p.name == name) return p;
@@ -117,7 +128,7 @@ TEST_CASE("the compute fitter recovers known parameters from noisy measurements"
   const Truth t;
   calibrate::ComputeFitReport report;
   // +-2% uniform noise on every time.
-  const auto ps = calibrate::fit_compute_parameters(synthetic(t, 0.02, 7), h100(), report);
+  const auto ps = calibrate::fit_compute_parameters(typed(synthetic(t, 0.02, 7)), h100(), report);
   // Each fitted value within a few percent of the truth it was generated from.
   CHECK(find(ps, "compute.memory.efficiency").value == Approx(t.e_mem).epsilon(0.02));
   CHECK(find(ps, "compute.kernel_overhead").value == Approx(t.t0).epsilon(0.35));
@@ -180,11 +191,11 @@ TEST_CASE("the launch gap sets the kernel overhead; the continuous-load product 
   for (const auto& [phase, r] : {std::pair{"burst", 1.1}, std::pair{"sustained", 0.90}, std::pair{"mixed", 0.93}}) {
     results["gemm"].push_back({{"name", "sustained"}, {"phase", phase}, {"dtype", "bf16"}, {"m", 8192}, {"n", 8192},
                                {"k", 8192}, {"transa", "T"}, {"transb", "N"}, {"time_us", (t.t0 + busy / r) * 1e6},
-                               {"launches", 100}, {"busy_ms", 2000.0}, {"gemm_share", 0.7}, {"sm_clock_MHz", 1545},
+                               {"tflops", f / (t.t0 + busy / r) / 1e12}, {"launches", 100}, {"busy_ms", 2000.0}, {"gemm_share", 0.7}, {"sm_clock_MHz", 1545},
                                {"power_W", 695.0}});
   }
   calibrate::ComputeFitReport report;
-  const auto ps = calibrate::fit_compute_parameters(results, h100(), report);
+  const auto ps = calibrate::fit_compute_parameters(typed(results), h100(), report);
   // t0 is the full-grid entry with a full queue, exactly (the memory fit keeps it).
   CHECK(find(ps, "compute.kernel_overhead").value == Approx(t.t0).epsilon(1e-3));
   CHECK(find(ps, "compute.memory.efficiency").value == Approx(t.e_mem).epsilon(0.02));
@@ -202,23 +213,27 @@ TEST_CASE("the compute fitter resists outliers", "[unit][models][fit]") {
   for (int i : {3, 17, 40}) results["gemm"][static_cast<std::size_t>(i)]["time_us"] =
       results["gemm"][static_cast<std::size_t>(i)]["time_us"].get<double>() * 3;
   calibrate::ComputeFitReport report;
-  const auto ps = calibrate::fit_compute_parameters(results, h100(), report);
+  const auto ps = calibrate::fit_compute_parameters(typed(results), h100(), report);
   CHECK(find(ps, "compute.gemm.bf16.max_efficiency").value == Approx(t.gemm_e).epsilon(0.02));
 }
 
-TEST_CASE("the compute fitter reads strictly and notes what it could not fit", "[unit][models][fit][bad-input]") {
+TEST_CASE("the compute fitter fits nothing from absent sections; the results it takes are read strictly",
+          "[unit][models][fit][bad-input]") {
   calibrate::ComputeFitReport report;
   SECTION("absent sections fit nothing") {
-    const auto ps = calibrate::fit_compute_parameters(nlohmann::json::object(), h100(), report);
+    const auto ps = calibrate::fit_compute_parameters(calibrate::CalibrationResults{}, h100(), report);
     CHECK(ps.empty());
   }
+  nlohmann::json r = {{"schema_version", 1},
+                      {"kind", "clustersim-calibration-results"},
+                      {"tool", {{"name", "clustersim-calibrate"}, {"version", "synthetic"}}}};
   SECTION("a malformed entry names the file and pointer") {
-    nlohmann::json r = {{"gemm", {{{"dtype", "bf16"}, {"m", 64}, {"n", 64}, {"k", 0}, {"time_us", 1.0}}}}};
-    CHECK_THROWS_WITH(calibrate::fit_compute_parameters(r, h100(), report, "run.json"),
-                      Catch::Contains("run.json") && Catch::Contains("/gemm/0/k"));
+    r["gemm"] = {{{"name", "square"}, {"dtype", "bf16"}, {"m", 64}, {"n", 64}, {"k", 0}, {"transa", "T"},
+                  {"transb", "N"}, {"time_us", 1.0}, {"tflops", 1.0}}};
+    CHECK_THROWS_WITH(typed(r, "run.json"), Catch::Contains("run.json") && Catch::Contains("/gemm/0/k"));
   }
   SECTION("a misspelt field is caught") {
-    nlohmann::json r = {{"memory", {{{"kernel", "copy"}, {"bytes_moved", 1e6}, {"time_usec", 5.0}}}}};
-    CHECK_THROWS_AS(calibrate::fit_compute_parameters(r, h100(), report, "run.json"), InputError);
+    r["memory"] = {{{"kernel", "copy"}, {"bytes_moved", 1e6}, {"time_usec", 5.0}, {"bandwidth_GBps", 200.0}}};
+    CHECK_THROWS_AS(typed(r, "run.json"), InputError);
   }
 }

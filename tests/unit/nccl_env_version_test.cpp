@@ -61,6 +61,13 @@ TEST_CASE("numeric variables are checked; unknown NCCL names are kept as unknown
   CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_MAX_NCHANNELS", "0"}}), InputError);
   CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_NVLS_ENABLE", "yes"}}), InputError);
   CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_BUFFSIZE", "-1"}}), InputError);
+  // The NVLS chunk variables (2.24+ src/transport/nvls.cc, enqueue.cc) are modelled: 524288 B =
+  // 512 KiB, as aws-ofi-nccl exports them on p5.
+  const NcclEnv nv = NcclEnv::parse({{"NCCL_NVLS_CHUNKSIZE", "524288"}, {"NCCL_NVLSTREE_MAX_CHUNKSIZE", "524288"}});
+  CHECK(nv.nvls_chunksize == Bytes::kib(512));
+  CHECK(nv.nvlstree_max_chunksize == Bytes::kib(512));
+  CHECK(nv.ignored.empty());
+  CHECK_THROWS_AS(NcclEnv::parse({{"NCCL_NVLS_CHUNKSIZE", "0"}}), InputError);
 }
 
 TEST_CASE("release tables load by name and alias", "[unit][nccl]") {

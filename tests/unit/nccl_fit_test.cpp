@@ -31,15 +31,18 @@ hardware::ProfileParameter ratio(const std::string& name, double v) {
   return p;
 }
 
-// Results JSON of an nccl-tests sweep predicted with `truth`, times multiplied by lognormal noise.
-nlohmann::json synthetic_results(const hardware::CalibrationProfile& truth, double noise) {
+// Results of an nccl-tests sweep predicted with `truth`, times multiplied by lognormal noise.
+calibrate::CalibrationResults synthetic_results(const hardware::CalibrationProfile& truth, double noise) {
   std::mt19937 rng(20261121);
   std::normal_distribution<double> gauss(0.0, noise);
-  nlohmann::json results = {{"schema_version", 1},
-                            {"kind", "clustersim-calibration-results"},
-                            {"tool", {{"name", "nccl-tests"}, {"version", "synthetic"}, {"command", "-b 8 -e 4G -f 4"}}},
-                            {"environment", {{"gpu_name", "NVIDIA H200"}, {"gpu_count", 4}, {"nccl_version", "2.28.9"}}},
-                            {"collectives", nlohmann::json::array()}};
+  calibrate::CalibrationResults results;
+  results.tool.name = "nccl-tests";
+  results.tool.version = "synthetic";
+  results.tool.command = "-b 8 -e 4G -f 4";
+  results.environment.emplace();
+  results.environment->gpu_name = "NVIDIA H200";
+  results.environment->gpu_count = 4;
+  results.environment->nccl_version = "2.28.9";
   for (const std::string op : {"all_reduce", "all_gather", "reduce_scatter"}) {
     PredictorConfig cfg;
     cfg.node = hardware::resolve_node(catalog(), "hgx-h200");
@@ -47,16 +50,17 @@ nlohmann::json synthetic_results(const hardware::CalibrationProfile& truth, doub
     cfg.env = {{"NCCL_NVLS_ENABLE", "0"}};
     cfg.profile = &truth;
     const CollectivePredictor pred(cfg);
-    nlohmann::json points = nlohmann::json::array();
+    calibrate::CollectiveSeries series;
+    series.op = op;
+    series.gpus_per_node = series.nranks = 4;
+    series.env = {{"NCCL_NVLS_ENABLE", "0"}};
     for (long long s = 1024; s <= (4LL << 30); s *= 4) {
-      const double t = pred.predict(*parse_op(op), Bytes::of(s)).time.microseconds() * std::exp(gauss(rng));
-      points.push_back({{"size_bytes", s}, {"time_us", t}});
+      calibrate::CollectivePoint p;
+      p.size_bytes = s;
+      p.time_us = pred.predict(*parse_op(op), Bytes::of(s)).time.microseconds() * std::exp(gauss(rng));
+      series.points.push_back(p);
     }
-    results["collectives"].push_back({{"op", op},
-                                      {"nodes", 1},
-                                      {"gpus_per_node", 4},
-                                      {"env", {{"NCCL_NVLS_ENABLE", "0"}}},
-                                      {"points", points}});
+    results.collectives.push_back(series);
   }
   return results;
 }
@@ -102,6 +106,14 @@ TEST_CASE("the NCCL fitter recovers known parameters with cross-validation", "[u
 
 TEST_CASE("the NCCL fitter names what it cannot place", "[unit][nccl][fit]") {
   calibrate::FitReport report;
-  nlohmann::json no_env = {{"schema_version", 1}, {"kind", "clustersim-calibration-results"}};
+  const calibrate::CalibrationResults no_env;
   CHECK_THROWS_AS(calibrate::fit_nccl_parameters(no_env, report), InputError);
+  // A zero-byte point (the format allows nccl-tests' zero-byte rows; load_fit_input rejects them
+  // naming the file) is refused here too, rather than fitted as a transfer of nothing.
+  calibrate::CalibrationResults zero;
+  zero.collectives.emplace_back();
+  zero.collectives[0].op = "all_reduce";
+  zero.collectives[0].points.emplace_back().time_us = 10.0;  // size_bytes 0
+  CHECK_THROWS_WITH(calibrate::fit_nccl_parameters(zero, report, catalog(), "hgx-h200"),
+                    Catch::Contains("/collectives") && Catch::Contains("at least 1 byte"));
 }

@@ -38,6 +38,9 @@ TEST_CASE("one rank copies out of place and does nothing in place", "[unit][nccl
   CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
   // In place nothing is launched: the empty call's host time, a tenth of 4 us.
   CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), in_place).time.microseconds() == Approx(0.4));
+  // Send/recv to itself in place: the group's end drops the pair, and nccl-tests' four calls
+  // (group start, send, recv, group end) cost an empty call each: 4 x 0.4 = 1.6 us.
+  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(256), in_place).time.microseconds() == Approx(1.6));
 }
 
 TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit][nccl]") {
@@ -61,10 +64,19 @@ TEST_CASE("with few channels a Simple ring runs at its thread blocks' rate, pric
   // One block copies at NCCL 2.28's perChMaxTreeBw for Hopper, 38.7 GB/s; with the store
   // fraction's fallback 0.5 a step costs (loads + stores) / 2 copies. All-gather on 4 ranks, per 3
   // sends: copySend (1 load, 2 stores) 1.5, two recvCopySend 1.5 each, recv (1, 1) 1 = 5.5, so a
-  // channel sends at 38.7 x 3 / 5.5 = 21.1 GB/s and busbw = 2 x 21.1 = 42.2 GB/s (1 GiB: the
-  // pipeline's fill is below 1%).
-  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1)).busbw_GBps == Approx(42.2).epsilon(0.02));
+  // channel sends at 38.7 x 3 / 5.5 = 21.1 GB/s, busbw 2 x 21.1 = 42.2 GB/s. Each 1 MiB slice
+  // (2 MiB chunks in 2 slices) also holds the block for the slice overhead, 1.4 us: a send takes
+  // 1 MiB / (38.7 / 1.5) GB/s = 40.64 us + 1.4, the local step 27.09 + 1.4, so per slice index
+  // 3 x 42.04 + 28.49 = 154.6 us instead of 149.0: busbw 42.2 x 149.0 / 154.6 = 40.67 GB/s
+  // (1 GiB: the pipeline's fill is below 1%).
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1)).busbw_GBps == Approx(40.67).epsilon(0.02));
+  // In place the first step only sends from the output (1 load, 1 store) = 1: 1 + 2 x 1.5 + 1 = 5
+  // per 3 sends, 2 x 38.7 x 3 / 5 = 46.4 GB/s without the slice overhead; with it
+  // (28.49 + 2 x 42.04 + 28.49) / (27.09 + 2 x 40.64 + 27.09) = 141.06 / 135.46: 44.56 GB/s.
+  NcclTestsMethod in_place;
+  in_place.in_place = true;
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1), in_place).busbw_GBps == Approx(44.56).epsilon(0.02));
   // Reduce runs down a chain whose slowest step is recvReduceSend (2 loads, 1 store) = 1.5:
-  // 2 x 38.7 / 1.5 = 51.6 GB/s.
+  // 2 x 38.7 / 1.5 = 51.6 GB/s (a chain keeps NCCL's step latency, no slice overhead).
   CHECK(p.predict(CollectiveOp::REDUCE, Bytes::gib(1)).busbw_GBps == Approx(51.6).epsilon(0.02));
 }

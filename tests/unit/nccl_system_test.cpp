@@ -160,8 +160,11 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     // The links carry 18 x 25 GB/s x (20.6 / 25) = 370.8 GB/s, 370.8 / 24 = 15.45 GB/s per channel;
     // each channel's loop is 2 x 7 = 14 sends at that rate, then one local copy step (recv, one
     // load and one store) at the block's 38.7 GB/s (perChMaxTreeBw) while its links idle:
-    // busbw -> 24 x 14 / (14 / 15.45 + 1 / 38.7) = 360.5 GB/s; at 8 GiB within 1%.
-    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).busbw_GBps == Approx(360.5).epsilon(0.01));
+    // Each 1 MiB slice (chunk 4 x 512 KiB steps in 2 slices) also holds its block for the Simple
+    // slice overhead, 1.4 us: 1 MiB / 15.45 GB/s = 67.87 us + 1.4 per send, 1 MiB / 38.7 GB/s =
+    // 27.09 us + 1.4 for the local step: busbw -> 24 x 14 x 1.048576 MB / (14 x 69.27 + 28.49) us
+    // = 352.9 GB/s; at 8 GiB within 1%.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).busbw_GBps == Approx(352.9).epsilon(0.01));
   }
   SECTION("NVLS all-reduce reaches 0.85 x the NVLS graph (8 x 40 GB/s) as algorithm bandwidth") {
     const auto p = predictor("hgx-h100", 1, 8);
@@ -174,6 +177,40 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     // 2.28 table's estimates) = 46 us host time per iteration beats the GPU time (~15 us).
     CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
           Approx(46.0));
+  }
+  SECTION("NCCL 2.20.5's measured group launch cost with nccl-tests -g 8") {
+    const auto p = predictor("hgx-h200", 1, 8, {}, {}, "2.20.5");
+    // versions/2.20.5.json: 0.75 us per communicator (nccl-tests -g 4 on 4 x H200 with NCCL
+    // 2.20.5: 19.0 us per iteration / 4 = 4.75 us, less the 4 us call) -> 8 x (4 + 0.75) = 38 us,
+    // still above the GPU time of an 8-byte all-reduce.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
+          Approx(38.0));
+  }
+  SECTION("NCCL 2.20.5's NVLS chunk is capped at 128 KiB") {
+    const auto p = predictor("hgx-h200", 1, 8, {{"NCCL_ALGO", "NVLS"}}, {}, "2.20.5");
+    const auto c = p.choice(CollectiveOp::ALL_REDUCE, Bytes::gib(8));
+    REQUIRE(c.algorithm == Algorithm::NVLS);
+    REQUIRE(c.channels == 16);
+    // v2.20.5-1 enqueue.cc computeCollChunkInfo: the 512 KiB Simple step (4 MiB / 8) is capped at
+    // maxChunkSize 131072; 8 GiB is not below 64 x (16 channels x 8 heads) x 128 KiB = 1 GiB, so
+    // it stays 128 KiB: 8 GiB / 16 channels / 128 KiB = 4096 chunks per channel (512 KiB chunks
+    // would give 1024).
+    CHECK(p.program(CollectiveOp::ALL_REDUCE, Bytes::gib(8), c).transfers.size() == 4096);
+  }
+  SECTION("aws-ofi-nccl's NVLS chunk settings on p5 set the NVLS-Tree chunk") {
+    // Two p5 nodes, NVLS-Tree, 16 channels, 8 heads; 16 GiB: 1 GiB per channel. The plugin's
+    // NCCL_NVLS_CHUNKSIZE = NCCL_NVLSTREE_MAX_CHUNKSIZE = 512 KiB (fabric efa-v2) give a 512 KiB
+    // chunk (16 GiB is not below 32 x 128 x 512 KiB = 2 GiB): 1 GiB / (8 x 512 KiB) = 256 loops;
+    // NCCL's own 128 KiB gives 1024 loops. A loop on 2 nodes is 4 transfers (the NVLS reduction,
+    // one tree hop up, one down, the NVLS broadcast).
+    const auto p = predictor("p5.48xlarge", 2, 8, {{"NCCL_ALGO", "NVLSTree"}}, {}, "2.28.7");
+    const auto c = p.choice(CollectiveOp::ALL_REDUCE, Bytes::gib(16));
+    REQUIRE(c.algorithm == Algorithm::NVLS_TREE);
+    REQUIRE(c.channels == 16);
+    CHECK(p.program(CollectiveOp::ALL_REDUCE, Bytes::gib(16), c).transfers.size() == 256 * 4);
+    const auto q = predictor("p5.48xlarge", 2, 8, {{"NCCL_ALGO", "NVLSTree"}, {"NCCL_NVLS_CHUNKSIZE", "131072"},
+                                                   {"NCCL_NVLSTREE_MAX_CHUNKSIZE", "131072"}}, {}, "2.28.7");
+    CHECK(q.program(CollectiveOp::ALL_REDUCE, Bytes::gib(16), c).transfers.size() == 1024 * 4);
   }
   SECTION("busbw factors are nccl-tests'") {
     CHECK(busbw_factor(CollectiveOp::ALL_REDUCE, 8) == Approx(1.75));

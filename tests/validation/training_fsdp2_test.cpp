@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "calibrate/compute_fit.hpp"
+#include "calibrate/fit_input.hpp"
 #include "hardware/atomic_file.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/json_reader.hpp"
@@ -36,17 +37,14 @@ std::string read_text(const std::string& relative_path) { return testing::read_s
 TEST_CASE("the FSDP2 training steps measured on 4 x H200", "[validation][step]") {
   const hardware::Catalog catalog = hardware::Catalog::load();
   // The compute and host parameters, fitted from the harness results as `calibrate fit` does.
-  nlohmann::json merged = nlohmann::json::object();
+  std::vector<std::string> files;
   for (const char* f : {"calibrate/results/lent-4xh200-2026-11-21/results-4gpu.json",
                         "calibrate/results/lent-4xh200-2026-11-21/results-4gpu-extra.json",
                         "calibrate/results/lent-1xh200-2026-11-21-torch/results-torch-kernels.json",
                         "calibrate/results/lent-1xh200-2026-11-21-sustained/results-1gpu-sustained.json"}) {
-    const auto j = nlohmann::json::parse(read_text(f));
-    for (const char* s : {"gemm", "attention", "memory", "host", "cpu_adam"}) {
-      if (!j.contains(s)) continue;
-      for (const auto& e : j[s]) merged[s].push_back(e);
-    }
+    files.push_back((std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / f).string());
   }
+  const calibrate::CalibrationResults merged = calibrate::load_fit_input(files);
   calibrate::ComputeFitReport report;
   const auto params = calibrate::fit_compute_parameters(merged, catalog.gpu("H200-SXM-141GB"), report);
   hardware::ProfileProvenance prov;

@@ -1,0 +1,44 @@
+// A Simple ring's slices each occupy the sending block (collective_program.hpp set_step_timing;
+// NCCL 2.28 src/device/prims_simple.h genericOp: barrier, system-scope fence and flag store per
+// slice).
+
+#include <catch2/catch.hpp>
+
+#include "hardware/catalog.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+namespace {
+
+CollectivePredictor ring_simple_predictor(int channels) {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, 4};
+  cfg.env = {{"NCCL_ALGO", "Ring"},
+             {"NCCL_PROTO", "Simple"},
+             {"NCCL_NVLS_ENABLE", "0"},
+             {"NCCL_MIN_NCHANNELS", std::to_string(channels)},
+             {"NCCL_MAX_NCHANNELS", std::to_string(channels)}};
+  cfg.version = "2.28.9";
+  return CollectivePredictor(cfg);
+}
+
+}  // namespace
+
+TEST_CASE("a Simple ring's slices follow one another on the sending block", "[unit][nccl]") {
+  const CollectivePredictor p = ring_simple_predictor(1);
+  // Fallback: NCCL 2.28's NVLink ring step latency, Simple 3.4 us over LL 0.6 us, per slice of
+  // an all-reduce chunk (chunkSteps 4 / sliceSteps 2 = 2 slices): (3.4 - 0.6) / 2 = 1.4 us.
+  CHECK(p.rates().simple_slice_overhead.microseconds() == Approx(1.4));
+  // All-gather of 4 KiB on 4 ranks, one channel: one loop of 1 KiB chunks, each step in 2 slices
+  // of 512 B; every rank runs 3 sending steps and the final receive, 8 slices, one after another
+  // on its block (the flag's 0.6 us flight hides behind the block's own 1.4 us): base latency
+  // 8.4 us + 8 x 1.4 us = 19.6 us, plus 8 slices of 512 B at the block's copy rate (~0.15 us).
+  const auto small = p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(4));
+  CHECK(small.gpu_time.microseconds() == Approx(19.6).margin(0.3));
+  // All-reduce: 6 sending steps and the final receive, 14 slices: 8.4 + 14 x 1.4 = 28.0 us.
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).gpu_time.microseconds() == Approx(28.0).margin(0.3));
+}
