@@ -34,7 +34,10 @@ const hardware::Catalog& catalog() {
 
 models::PlanSpec llama70b_plan(std::int64_t node_counts, bool full) {
   std::string nodes;
-  for (std::int64_t i = 0, n = 16; i < node_counts; ++i, n *= 2) nodes += (i ? ", " : "") + std::to_string(n);
+  for (std::int64_t i = 0, n = 16; i < node_counts; ++i, n *= 2) {
+    if (i > 0) nodes += ", ";
+    nodes += std::to_string(n);
+  }
   const std::string text = R"({"schema_version": 1, "name": "bench", "model": {"preset": "llama3-70b"},
       "training": {"seq_len": 8192, "global_batch_size": 1024},
       "parallelism": "auto",
