@@ -120,6 +120,7 @@ GpuSpec read_gpu(ValueReader v, const FileReader& f) {
       s.generation = static_cast<int>(p.at("generation").as_int({.min = 1, .max = 10}));
       s.lanes = static_cast<int>(p.at("lanes").as_int({.min = 1, .max = 32}));
       s.bandwidth = f.bandwidth(p.at("bandwidth"));
+      if (auto x = p.maybe("host_read_bandwidth")) s.host_read_bandwidth = f.bandwidth(*x);
       return s;
     });
     return g;

@@ -50,6 +50,7 @@ struct PcieSpec {
   int generation = 0;
   int lanes = 16;
   Figure<Bandwidth> bandwidth;  // per direction, x`lanes`
+  std::optional<Figure<Bandwidth>> host_read_bandwidth;  // a kernel's loads of pinned host memory (GPU-initiated reads)
 };
 
 struct GpuSpec {

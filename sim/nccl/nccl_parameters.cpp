@@ -42,10 +42,17 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     r.pcie = sys.pcie_bandwidth() * eff;
   }
   {
+    // The receiver's kernel loads each step from host memory (shm.cc: receiver-side buffers by
+    // default), so where the catalog has the GPU's rate for such reads it caps the transport.
     const Bandwidth mem = node.host().memory_bandwidth_per_socket.value / 2.0;
-    const Bandwidth fallback = std::min(r.pcie, mem);
-    r.shm = params.bandwidth("nccl.shm.bandwidth", fallback,
-                             "min(GPU PCIe rate at NCCL's efficiency, host memory bandwidth per socket / 2)");
+    Bandwidth fallback = std::min(r.pcie, mem);
+    std::string why = "min(GPU PCIe rate at NCCL's efficiency, host memory bandwidth per socket / 2";
+    if (const auto& rd = gpu->pcie.host_read_bandwidth) {
+      fallback = std::min(fallback, rd->value);
+      why += ", catalog GPU reads of pinned host memory " + format_significant(rd->value.gigabytes_per_second(), 3) +
+             " GB/s (" + rd->source + ")";
+    }
+    r.shm = params.bandwidth("nccl.shm.bandwidth", fallback, why + ")");
   }
   if (!sys.nics().empty()) {
     // The fabric's own figure where the catalog has one (EFA through aws-ofi-nccl reaches less

@@ -17,7 +17,14 @@
 //                                          rule of thumb
 //   nccl.shm.bandwidth             B/s     per-GPU rate of the SHM transport (through host memory);
 //                                          min(PCIe rate x pcie efficiency, host memory bandwidth per
-//                                          socket / 2)
+//                                          socket / 2, the catalog's rate of a kernel's loads of pinned
+//                                          host memory where it has one): NCCL 2.28 shm.cc puts each
+//                                          connection's buffer on the receiver's side by default
+//                                          (NCCL_SHM_LOCALITY 2) and, without NCCL_SHM_USE_CUDA_MEMCPY,
+//                                          the sender's kernel stores into it over PCIe (posted writes)
+//                                          and the receiver's kernel loads from it over PCIe (reads,
+//                                          slower: H100/H200 Gen5 x16 35.2 GB/s read vs 52.8 written,
+//                                          NVIDIA/nvbandwidth issue 24)
 //   nccl.nvls.efficiency           ratio   NVLS all-reduce algorithm bandwidth over the NVLink rate
 //                                          NCCL assumes for the GPU; NCCL 2.28's nvlsEfficiency (sm90
 //                                          0.85, sm100 0.74) x the NVLS graph's channels x speed over

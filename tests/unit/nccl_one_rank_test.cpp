@@ -52,6 +52,12 @@ TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit]
   // Through host memory (P2P disabled) it cannot be faster than over NVLink.
   const CollectivePredictor shm = predictor(4, {{"NCCL_P2P_DISABLE", "1"}});
   CHECK(shm.predict_pair(Bytes::mib(512), 0, 1).time > write.time);
+  // SHM (NCCL 2.28 shm.cc: the buffer on the receiver's side; the receiver's kernel loads it from
+  // host memory over PCIe): the slowest stage is the catalog's rate of an H200's reads of pinned
+  // host memory, 35.2 GB/s (nvbandwidth issue 24), below NCCL's PCIe figure 48 GB/s and half a
+  // socket's memory bandwidth (307.2 / 2 = 153.6 GB/s): 536870912 B / 35.2e9 B/s = 15252 us, plus
+  // a few steps' latency (under 0.2%).
+  CHECK(shm.predict_pair(Bytes::mib(512), 0, 1).time.microseconds() == Approx(15252).epsilon(0.002));
   CHECK_THROWS_AS(p.predict_pair(Bytes::mib(1), 0, 0), InputError);
   CHECK_THROWS_AS(p.predict_pair(Bytes::mib(1), 0, 4), InputError);
 }
