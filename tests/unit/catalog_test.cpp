@@ -64,6 +64,9 @@ TEST_CASE("p4d places two GPUs and one EFA device on each PCIe switch", "[unit][
   // 4 x 100 Gb/s = 50 GB/s per node, 6.25 GB/s per GPU.
   CHECK(n.network_per_gpu().gigabytes_per_second() == Approx(6.25));
   CHECK(n.fabric->forces_simple_protocol);
+  // aws-ofi-nccl v1.16.3 platform-aws.cpp: p4d reports a 75 us network latency to NCCL.
+  REQUIRE(n.fabric->nccl_net_reported_latency);
+  CHECK(n.fabric->nccl_net_reported_latency->value.microseconds() == Approx(75.0));
 }
 
 TEST_CASE("a user catalog adds entries and overrides built-in ones by name", "[unit][catalog]") {
