@@ -144,9 +144,16 @@ TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
     REQUIRE_FALSE(c.notes.empty());
     CHECK_THAT(c.notes.front(), Catch::Contains("no algorithm"));
   }
-  SECTION("EFA forces the Simple protocol on several nodes") {
-    const auto p = predictor("p5.48xlarge", 2, 8);
+  SECTION("EFA on p4d forces the Simple protocol on several nodes") {
+    // aws-ofi-nccl exports NCCL_PROTO=simple where the EFA endpoint refuses 128-byte in-order
+    // delivery (p4d/p4de, catalog efa-v1).
+    const auto p = predictor("p4d.24xlarge", 2, 8);
     CHECK(p.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).protocol == Protocol::SIMPLE);
+  }
+  SECTION("EFA on p5 keeps LL and LL128 (in-order RDMA writes, aws-ofi-nccl v1.16.3)") {
+    const auto p = predictor("p5.48xlarge", 2, 8);
+    CHECK(p.tuner().bandwidth(CollectiveOp::ALL_REDUCE, Algorithm::TREE, Protocol::LL128) > 0);
+    CHECK(p.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).protocol != Protocol::SIMPLE);
   }
   SECTION("the latency the network plugin reports enters NCCL's inter-node latency") {
     // tuning.cc: interLat = hwLat[NET][a][p] + latencyInter (twice for Simple); the tree adds
