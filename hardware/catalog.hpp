@@ -130,6 +130,9 @@ struct FabricSpec {
   // Payload rate NCCL's network transport reaches over the NIC line rate, where known for this
   // fabric (nccl.net.efficiency's fallback); absent: the NCCL rule of thumb.
   std::optional<Figure<double>> nccl_net_efficiency;
+  // The latency the NCCL network plugin reports in its device properties (ncclNetProperties_t
+  // latency, us); NCCL's tuner adds it to its network latency (absent: 0, as NCCL's own transports).
+  std::optional<Figure<Duration>> nccl_net_reported_latency;
 };
 
 enum class NetworkTopologyKind { SINGLE_SWITCH, LEAF_SPINE, RAIL_OPTIMIZED };

@@ -132,6 +132,8 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
   plan.ring.type_intra = sys.min_intra_path();
   plan.ring.type_inter = inter ? sys.gpu_nic_path(0) : PathType::PIX;
   if (plan.ring.type_inter == PathType::DIS) plan.ring.type_inter = PathType::SYS;
+  // A graph that leaves the host takes the latency its NIC reports (search.cc ncclTopoSearchRecNet).
+  plan.ring.latency_inter_us = inter ? sys.net_reported_latency_us() : 0.0;
 
   // Tree: as many channels as the ring; intra speed may rise to twice the inter speed.
   plan.tree = plan.ring;
@@ -174,6 +176,7 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
     }
     g.type_intra = PathType::NVL;
     g.type_inter = plan.ring.type_inter;
+    g.latency_inter_us = plan.ring.latency_inter_us;
     if (g.bw_intra > 0) plan.nvls = g;
   }
   if (sys.collnet_supported()) plan.collnet = plan.tree;

@@ -137,6 +137,9 @@ NcclSystem NcclSystem::build(const hardware::NodeSpec& node, CommShape shape, co
     const bool ofi = node.fabric->nccl_net == "ofi";
     s.net_name_ = node.fabric->nccl_net == "ib" ? (env.ib_disable ? "Socket" : "IB") : ofi ? "Libfabric" : "Socket";
     s.net_forces_simple_ = node.fabric->forces_simple_protocol;
+    if (node.fabric->nccl_net_reported_latency && s.net_name_ != "Socket") {
+      s.net_reported_latency_us_ = node.fabric->nccl_net_reported_latency->value.microseconds();
+    }
     for (std::size_t sw = 0; sw < switches.size(); ++sw) {
       const auto& nics = switches[sw].nics;
       if (nics.empty()) continue;

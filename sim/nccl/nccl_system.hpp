@@ -125,6 +125,9 @@ class NcclSystem {
   bool net_gdr() const { return net_gdr_; }
   const std::string& net_name() const { return net_name_; }
   bool net_forces_simple() const { return net_forces_simple_; }
+  // The latency the network plugin reports to NCCL (us): graphs that cross the network carry it
+  // (search.cc ncclTopoSearchRecNet: graph->latencyInter = net latency) and the tuner adds it.
+  double net_reported_latency_us() const { return net_reported_latency_us_; }
 
   bool nvls_supported() const { return nvls_supported_; }
   bool collnet_supported() const { return collnet_supported_; }
@@ -163,6 +166,7 @@ class NcclSystem {
   bool net_gdr_ = false;
   std::string net_name_;
   bool net_forces_simple_ = false;
+  double net_reported_latency_us_ = 0;
   bool nvls_supported_ = false;
   bool collnet_supported_ = false;
   bool pat_supported_ = false;

@@ -240,8 +240,9 @@ void Tuner::apply_enables() {
   const VersionTuner& t = ver_->tuner;
   const int cc = sys_->cc();
   const int N = nnodes_;
-  // EFA through aws-ofi-nccl forces Simple ("force simple protocol: byte delivery ordering not
-  // supported") on several hosts unless the user chose protocols.
+  // aws-ofi-nccl exports NCCL_PROTO=simple on several hosts, unless the user chose protocols, where
+  // the EFA endpoint refuses 128-byte aligned in-order delivery (v1.16.3 platform-aws.cpp: p4d/p4de;
+  // p5/p5e accept it for RDMA writes, p5en skips the check): the fabric's forces_simple_protocol.
   const bool force_simple = sys_->net_forces_simple() && N > 1 && !env_->proto.is_set;
   if (force_simple) notes_.push_back("aws-ofi-nccl forces the Simple protocol (no byte delivery ordering on EFA)");
   const bool collnet_only_requested = [&] {

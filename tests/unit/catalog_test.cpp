@@ -64,6 +64,23 @@ TEST_CASE("p4d places two GPUs and one EFA device on each PCIe switch", "[unit][
   // 4 x 100 Gb/s = 50 GB/s per node, 6.25 GB/s per GPU.
   CHECK(n.network_per_gpu().gigabytes_per_second() == Approx(6.25));
   CHECK(n.fabric->forces_simple_protocol);
+  // aws-ofi-nccl v1.16.3 platform-aws.cpp: p4d reports a 75 us network latency to NCCL.
+  REQUIRE(n.fabric->nccl_net_reported_latency);
+  CHECK(n.fabric->nccl_net_reported_latency->value.microseconds() == Approx(75.0));
+}
+
+TEST_CASE("p5's EFA keeps LL and LL128 and reports aws-ofi-nccl's 75 us", "[unit][catalog]") {
+  const Catalog c = Catalog::load();
+  const NodeSpec n = resolve_node(c, "p5.48xlarge");
+  // The plugin forces NCCL_PROTO=simple only where the endpoint refuses 128-byte in-order
+  // delivery; p5's RDMA writes accept it (release notes v1.7.3, v1.11.0).
+  CHECK_FALSE(n.fabric->forces_simple_protocol);
+  REQUIRE(n.fabric->nccl_net_reported_latency);
+  CHECK(n.fabric->nccl_net_reported_latency->value.microseconds() == Approx(75.0));
+  // p5en: 35 us (platform table "p-series" entry).
+  const NodeSpec e = resolve_node(c, "p5en.48xlarge");
+  REQUIRE(e.fabric->nccl_net_reported_latency);
+  CHECK(e.fabric->nccl_net_reported_latency->value.microseconds() == Approx(35.0));
 }
 
 TEST_CASE("a user catalog adds entries and overrides built-in ones by name", "[unit][catalog]") {

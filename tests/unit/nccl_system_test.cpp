@@ -144,9 +144,37 @@ TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
     REQUIRE_FALSE(c.notes.empty());
     CHECK_THAT(c.notes.front(), Catch::Contains("no algorithm"));
   }
-  SECTION("EFA forces the Simple protocol on several nodes") {
-    const auto p = predictor("p5.48xlarge", 2, 8);
+  SECTION("EFA on p4d forces the Simple protocol on several nodes") {
+    // aws-ofi-nccl exports NCCL_PROTO=simple where the EFA endpoint refuses 128-byte in-order
+    // delivery (p4d/p4de, catalog efa-v1).
+    const auto p = predictor("p4d.24xlarge", 2, 8);
     CHECK(p.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).protocol == Protocol::SIMPLE);
+  }
+  SECTION("EFA on p5 keeps LL and LL128 (in-order RDMA writes, aws-ofi-nccl v1.16.3)") {
+    const auto p = predictor("p5.48xlarge", 2, 8);
+    CHECK(p.tuner().bandwidth(CollectiveOp::ALL_REDUCE, Algorithm::TREE, Protocol::LL128) > 0);
+    CHECK(p.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).protocol != Protocol::SIMPLE);
+  }
+  SECTION("the latency the network plugin reports enters NCCL's inter-node latency") {
+    // tuning.cc: interLat = hwLat[NET][a][p] + latencyInter (twice for Simple); the tree adds
+    // 2 x log2(nNodes) x interLat. Two p5 nodes: aws-ofi-nccl reports 75 us, so Tree/LL128 costs
+    // 2 x 1 x 75 = 150 us more, Tree/Simple 2 x 1 x 2 x 75 = 300 us more than with a plugin that
+    // reports 0 (NCCL_ALGO/NCCL_PROTO unset, same node otherwise: the same p5 with IB's 0 is not
+    // in the catalog, so the difference is taken against the latency the tuner would give with
+    // latencyInter = 0, which is the NET row alone).
+    const auto p = predictor("p5.48xlarge", 2, 8);
+    CHECK(p.channels().ring.latency_inter_us == Approx(75.0));
+    CHECK(p.channels().tree.latency_inter_us == Approx(75.0));
+    CHECK(p.channels().nvls.latency_inter_us == Approx(75.0));
+    // Tree/LL128, 8 ranks per node, NVLink inside: 14.0 (base) + 2 x (7 x 1.25 + 1 x (8.5 + 75))
+    // = 14.0 + 2 x (8.75 + 83.5) = 198.5 us.
+    CHECK(p.tuner().latency(CollectiveOp::ALL_REDUCE, Algorithm::TREE, Protocol::LL128) == Approx(198.5));
+    // Tree/Simple: 8.4 + 2 x (7 x 4.0 + (14 + 2 x 75)) = 8.4 + 2 x (28 + 164) = 392.4 us.
+    CHECK(p.tuner().latency(CollectiveOp::ALL_REDUCE, Algorithm::TREE, Protocol::SIMPLE) == Approx(392.4));
+    // One node: no graph crosses the network.
+    CHECK(predictor("p5.48xlarge", 1, 8).channels().ring.latency_inter_us == 0.0);
+    // NCCL's own InfiniBand transport reports 0 (net_ib.cc: props->latency = 0).
+    CHECK(predictor("dgx-h100", 2, 8).channels().ring.latency_inter_us == 0.0);
   }
   SECTION("fewer channels for small sizes: ring LL threshold 8 x nRanks bytes per thread") {
     // 64 KiB: nc drops while 65536 < nc x 512 threads x (8 x 8): 65536 / 32768 = 2 channels.
