@@ -123,6 +123,7 @@ GpuSpec read_gpu(ValueReader v, const FileReader& f) {
       if (auto x = p.maybe("host_read_bandwidth")) s.host_read_bandwidth = f.bandwidth(*x);
       return s;
     });
+    if (auto x = o.maybe("sm_store_share")) g.sm_store_share = f.figure<double>(*x, [](ValueReader r) { return r.as_number({0.0, 1.0, true}); });
     return g;
   });
 }

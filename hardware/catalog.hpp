@@ -68,6 +68,7 @@ struct GpuSpec {
   Figure<Bandwidth> hbm_bandwidth;
   NvlinkSpec nvlink;
   PcieSpec pcie;
+  std::optional<Figure<double>> sm_store_share;  // one block's stores' share of its per-byte copy time, s / (l + s)
 };
 
 enum class GpuFabric { NVSWITCH, NVLINK_MESH, PCIE_ONLY };

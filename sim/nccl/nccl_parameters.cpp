@@ -108,7 +108,15 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");
-  r.store_fraction = params.ratio("nccl.store_fraction", 0.5, "loads and stores alike");
+  // The catalog's measured share of a block's stores (clustersim-storeprobe: one 512-thread block,
+  // outputs in the GPU's own memory) where it has one; otherwise loads and stores alike.
+  if (const auto& share = gpu->sm_store_share) {
+    r.store_fraction = params.ratio("nccl.store_fraction", share->value,
+                                    "catalog " + gpu->name + " sm_store_share " + format_significant(share->value, 3) +
+                                        " (" + share->source + ")");
+  } else {
+    r.store_fraction = params.ratio("nccl.store_fraction", 0.5, "loads and stores alike");
+  }
   {
     const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(Algorithm::RING)];
     const double extra_us = lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];

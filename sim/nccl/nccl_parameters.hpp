@@ -50,8 +50,13 @@
 //                                          (3.4 - 0.6) / 2 = 1.4 us in 2.28
 //   nccl.store_fraction            ratio   share of a Simple copy's time its stores take: a step that
 //                                          reads two buffers (reduce) or writes two (copy and send)
-//                                          costs more than a copy (collective_program.hpp); 0.5,
-//                                          loads and stores alike
+//                                          costs more than a copy (collective_program.hpp); the
+//                                          catalog GPU's sm_store_share where it has one (one
+//                                          512-thread block's store cost s / (l + s) per byte, l
+//                                          and s solved from copy, sum-of-two and two-output
+//                                          patterns, outputs local: calibrate/harness/
+//                                          store_probe_kernels.hpp; H200 measured 0.773, H100
+//                                          the same chip), else 0.5, loads and stores alike
 //   nccl.latency.base_scale        ratio   multiplies NCCL's base latency (per collective: launch,
 //                                          set-up, final synchronisation); 1
 //   nccl.latency.nvlink_scale      ratio   multiplies NCCL's per-step latency over NVLink; 1

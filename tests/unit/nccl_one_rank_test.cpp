@@ -67,22 +67,42 @@ TEST_CASE("with few channels a Simple ring runs at its thread blocks' rate, pric
   const std::map<std::string, std::string> two = {
       {"NCCL_MIN_NCHANNELS", "2"}, {"NCCL_MAX_NCHANNELS", "2"}, {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}};
   const CollectivePredictor p = predictor(4, two);
-  // One block copies at NCCL 2.28's perChMaxTreeBw for Hopper, 38.7 GB/s; with the store
-  // fraction's fallback 0.5 a step costs (loads + stores) / 2 copies. All-gather on 4 ranks, per 3
-  // sends: copySend (1 load, 2 stores) 1.5, two recvCopySend 1.5 each, recv (1, 1) 1 = 5.5, so a
-  // channel sends at 38.7 x 3 / 5.5 = 21.1 GB/s, busbw 2 x 21.1 = 42.2 GB/s. Each 1 MiB slice
-  // (2 MiB chunks in 2 slices) also holds the block for the slice overhead, 1.4 us: a send takes
-  // 1 MiB / (38.7 / 1.5) GB/s = 40.64 us + 1.4, the local step 27.09 + 1.4, so per slice index
-  // 3 x 42.04 + 28.49 = 154.6 us instead of 149.0: busbw 42.2 x 149.0 / 154.6 = 40.67 GB/s
-  // (1 GiB: the pipeline's fill is below 1%).
-  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1)).busbw_GBps == Approx(40.67).epsilon(0.02));
-  // In place the first step only sends from the output (1 load, 1 store) = 1: 1 + 2 x 1.5 + 1 = 5
-  // per 3 sends, 2 x 38.7 x 3 / 5 = 46.4 GB/s without the slice overhead; with it
-  // (28.49 + 2 x 42.04 + 28.49) / (27.09 + 2 x 40.64 + 27.09) = 141.06 / 135.46: 44.56 GB/s.
+  // The store fraction's fallback is the catalog's H200 sm_store_share, 0.773 (clustersim-storeprobe:
+  // one 512-thread block, per byte load 4.65 ps, store 15.85 ps: 15.85 / 20.50 = 0.773).
+  CHECK(p.rates().store_fraction == Approx(0.773));
+  // One block copies at NCCL 2.28's perChMaxTreeBw for Hopper, 38.7 GB/s; a step with L loads and S
+  // stores costs L (1 - f) + S f copies: (1 load, 2 stores) 1 + 0.773 = 1.773, (2 loads, 1 store)
+  // 2 - 0.773 = 1.227. All-gather on 4 ranks, per 3 sends: copySend (1, 2) 1.773, two recvCopySend
+  // 1.773 each, recv (1, 1) 1 = 6.319, so a channel sends at 38.7 x 3 / 6.319 = 18.37 GB/s, busbw
+  // 2 x 18.37 = 36.75 GB/s. Each 1 MiB slice (2 MiB chunks in 2 slices) also holds the block for the
+  // slice overhead, 1.4 us: a send takes 1 MiB / (38.7 / 1.773) GB/s = 48.04 us + 1.4, the local
+  // step 27.09 + 1.4, so per slice index 3 x 49.44 + 28.49 = 176.81 us instead of 171.21: busbw
+  // 36.75 x 171.21 / 176.81 = 35.58 GB/s (1 GiB: the pipeline's fill is below 1%).
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1)).busbw_GBps == Approx(35.58).epsilon(0.02));
+  // In place the first step only sends from the output (1 load, 1 store) = 1: 1 + 2 x 1.773 + 1 =
+  // 5.546 per 3 sends, 2 x 38.7 x 3 / 5.546 = 41.87 GB/s without the slice overhead; with it
+  // (28.49 + 2 x 49.44 + 28.49) / (27.09 + 2 x 48.04 + 27.09) = 155.87 / 150.27: 40.36 GB/s.
   NcclTestsMethod in_place;
   in_place.in_place = true;
-  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1), in_place).busbw_GBps == Approx(44.56).epsilon(0.02));
-  // Reduce runs down a chain whose slowest step is recvReduceSend (2 loads, 1 store) = 1.5:
-  // 2 x 38.7 / 1.5 = 51.6 GB/s (a chain keeps NCCL's step latency, no slice overhead).
-  CHECK(p.predict(CollectiveOp::REDUCE, Bytes::gib(1)).busbw_GBps == Approx(51.6).epsilon(0.02));
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::gib(1), in_place).busbw_GBps == Approx(40.36).epsilon(0.02));
+  // Reduce runs down a chain whose slowest step is recvReduceSend (2 loads, 1 store) = 1.227:
+  // 2 x 38.7 / 1.227 = 63.08 GB/s (a chain keeps NCCL's step latency, no slice overhead).
+  CHECK(p.predict(CollectiveOp::REDUCE, Bytes::gib(1)).busbw_GBps == Approx(63.08).epsilon(0.02));
+}
+
+TEST_CASE("the store fraction falls back to the catalog GPU's store share, else to 0.5", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  auto fraction = [&](const char* system) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, system);
+    cfg.shape = {1, 4};
+    cfg.version = "2.28.9";
+    const CollectivePredictor p(cfg);
+    return p.rates().store_fraction;
+  };
+  // H200 and H100 (the same GH100 chip) carry the measured sm_store_share 0.773; the A100 has no
+  // such figure, so loads and stores weigh alike: 0.5.
+  CHECK(fraction("hgx-h200") == Approx(0.773));
+  CHECK(fraction("hgx-h100") == Approx(0.773));
+  CHECK(fraction("hgx-a100") == Approx(0.5));
 }
