@@ -2,8 +2,9 @@
 // calibration results and writes a calibration profile with its provenance and cross-validation.
 //
 // The results files are loaded once each and merged (calibrate/fit_input.hpp: their measurement
-// sections concatenated; they must come from one kind of GPU), then the NCCL model's parameters ("nccl.*", calibrate/nccl_fit.hpp) and the compute
-// and host parameters ("compute.*", "host.*", calibrate/compute_fit.hpp) are fitted. The profile
+// sections concatenated; they must come from one kind of GPU), then the NCCL model's parameters
+// ("nccl.*", calibrate/nccl_fit.hpp) and the compute and host parameters ("compute.*", "host.*",
+// calibrate/compute_fit.hpp) are fitted. The profile
 // records the machine, GPU, driver, CUDA and NCCL versions and date from the results' environment,
 // and the results files it came from, so anyone can fit it again.
 

@@ -1,8 +1,16 @@
 #include "calibrate/harness/harness_json_writer.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
+
+#include "calibrate/harness/harness_errors.hpp"
 
 namespace clustersim::harness {
 
@@ -186,6 +194,31 @@ JsonWriter& JsonWriter::newline() {
 std::string JsonWriter::take() {
   if (!stack_.empty()) throw std::logic_error("JsonWriter: take() with open containers");
   return std::move(out_);
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw HarnessError("cannot write " + tmp + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw HarnessError("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw HarnessError("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
+  }
 }
 
 }  // namespace clustersim::harness

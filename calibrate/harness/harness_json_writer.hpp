@@ -83,4 +83,8 @@ std::string json_quote(std::string_view s);
 // Shortest round-trip text of a finite double; "null" otherwise.
 std::string json_number(double v);
 
+// Writes `text` to `path` through a temporary file in the same folder and a rename, so that a reader
+// never sees a half-written file; HarnessError when it cannot.
+void write_text_file(const std::string& path, const std::string& text);
+
 }  // namespace clustersim::harness

@@ -1,12 +1,5 @@
 #include "calibrate/harness/results_document.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
 #include "calibrate/harness/harness_errors.hpp"
 #include "calibrate/harness/harness_json_writer.hpp"
 #include "calibrate/harness/nccl_comm.hpp"
@@ -102,30 +95,6 @@ std::string ResultsDocument::render() const {
   return out;
 }
 
-void ResultsDocument::write(const std::string& path) const {
-  const std::string text = render();
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw HarnessError("cannot write " + tmp + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw HarnessError("cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw HarnessError("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
-  }
-}
+void ResultsDocument::write(const std::string& path) const { write_text_file(path, render()); }
 
 }  // namespace clustersim::harness

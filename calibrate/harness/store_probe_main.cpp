@@ -8,18 +8,19 @@
 // outputs are poisoned, one launch is checked against the host's expected values, then `warmup`
 // untimed launches and `reps` launches each timed with CUDA events; the median is kept. The fit
 // (l, s, f) is solved per location and unroll. Writes one JSON document (to --out, else stdout)
-// and prints a short table to stderr. Needs only the CUDA runtime.
+// and prints a short table to stderr. Needs only the CUDA runtime. Exit codes: 0, 1 when a run fails
+// or an output word is wrong, 2 on a bad option.
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <stdexcept>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "calibrate/harness/harness_json_writer.hpp"
+#include "calibrate/harness/harness_options.hpp"
 #include "calibrate/harness/store_probe_kernels.hpp"
 
 #ifndef CLUSTERSIM_HARNESS_VERSION
@@ -37,6 +39,7 @@ namespace {
 
 using clustersim::harness::JsonWriter;
 using clustersim::harness::StorePattern;
+using clustersim::harness::UsageError;
 
 void check(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
@@ -51,26 +54,42 @@ struct Options {
   std::string out;
 };
 
+constexpr const char* kUsage =
+    "usage: clustersim-storeprobe [--device N] [--peer N|-1] [--bytes B] [--reps N] [--warmup N] [--out FILE]\n";
+
+// A whole decimal integer in [min, max], else UsageError naming the option.
+long long parse_integer(const std::string& option, const std::string& text, long long min, long long max) {
+  long long v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
+    throw UsageError(option + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                     ", got '" + text + "'");
+  }
+  return v;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      if (i + 1 >= argc) throw UsageError(a + ": expected a value");
       return argv[++i];
     };
-    if (a == "--device") o.device = std::stoi(next());
-    else if (a == "--peer") o.peer = std::stoi(next());
-    else if (a == "--bytes") o.bytes = std::stoull(next());
-    else if (a == "--reps") o.reps = std::stoi(next());
-    else if (a == "--warmup") o.warmup = std::stoi(next());
+    if (a == "--device") o.device = static_cast<int>(parse_integer(a, next(), 0, 1023));
+    else if (a == "--peer") o.peer = static_cast<int>(parse_integer(a, next(), -1, 1023));
+    else if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_integer(a, next(), 1, 1LL << 40));
+    else if (a == "--reps") o.reps = static_cast<int>(parse_integer(a, next(), 1, 1 << 20));
+    else if (a == "--warmup") o.warmup = static_cast<int>(parse_integer(a, next(), 0, 1 << 20));
     else if (a == "--out") o.out = next();
-    else throw std::runtime_error("unknown option " + a);
+    else throw UsageError("unknown option '" + a + "'");
   }
   const std::size_t granule = 16 * clustersim::harness::kStoreProbeThreads * 8;
-  if (o.bytes < granule || o.bytes % granule != 0 || o.reps < 1 || o.warmup < 0) {
-    throw std::runtime_error("--bytes must be a positive multiple of " + std::to_string(granule) +
-                             ", --reps >= 1, --warmup >= 0");
+  if (o.bytes % granule != 0) {
+    throw UsageError("--bytes: expected a multiple of " + std::to_string(granule) + " (16-byte accesses x " +
+                     std::to_string(clustersim::harness::kStoreProbeThreads) + " threads x unroll 8), got " +
+                     std::to_string(o.bytes));
   }
   return o;
 }
@@ -277,9 +296,7 @@ int main(int argc, char** argv) {
     if (opt.out.empty()) {
       std::cout << text;
     } else {
-      std::ofstream f(opt.out);
-      f << text;
-      if (!f) throw std::runtime_error("cannot write " + opt.out);
+      clustersim::harness::write_text_file(opt.out, text);
     }
     std::int64_t wrong_total = 0;
     for (const auto& t : timings) wrong_total += t.wrong;
@@ -297,6 +314,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "clustersim-storeprobe: %s\n%s", e.what(), kUsage);
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "clustersim-storeprobe: %s\n", e.what());
     return 1;

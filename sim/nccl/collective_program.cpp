@@ -121,13 +121,18 @@ Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p) {
   return Duration::from_seconds(us * ctx.rates.base_scale * 1e-6);
 }
 
-Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
+Bandwidth block_rate(const ProgramContext& ctx, Protocol p) {
   switch (p) {
-    case Protocol::LL: return std::min(ctx.rates.ll_total / std::max(1, channels), ctx.rates.ll_channel);
+    case Protocol::LL: return ctx.rates.ll_channel;
     case Protocol::LL128: return ctx.rates.ll128_channel;
     case Protocol::SIMPLE: return ctx.rates.simple_channel;
   }
   return ctx.rates.simple_channel;
+}
+
+Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
+  const Bandwidth block = block_rate(ctx, p);
+  return p == Protocol::LL ? std::min(ctx.rates.ll_total / std::max(1, channels), block) : block;
 }
 
 int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel) {

@@ -128,7 +128,7 @@ HwClass hw_class(const HopTransport& t);
 // NCCL's per-step latency for a hop of this transport (hwLat x calibration scale, plus the wire
 // latency of the network).
 Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm a, Protocol p);
-// A ring or chain hop's step timing: NCCL's per-step latency, except Simple over NVLink, where the
+// A ring hop's step timing: NCCL's per-step latency, except Simple over NVLink, where the
 // latency is LL's (the flag's flight) and each slice occupies the sending block for
 // nccl.simple.slice_overhead (prims_simple.h: barrier, system-scope fence, flag store per slice):
 // a rank's slices follow one another, so a step of SlicePerChunk slices costs that many.
@@ -145,6 +145,9 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
 // and trees move each LL step in that many pieces (at most NCCL_STEPS, with as many more slots
 // per connection); 1 for the other protocols.
 int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel);
+// What one block of the protocol's ring thread count moves (nccl.{ll,ll128,simple}.channel_bandwidth),
+// and a channel's cap: the block's rate, with LL also at most nccl.ll.bandwidth / channels.
+Bandwidth block_rate(const ProgramContext& ctx, Protocol p);
 Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.

@@ -89,12 +89,7 @@ TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channel
   const int down_threads = nthreads - up_threads;
   // The per-channel figures are those of a block of the protocol's ring thread count.
   const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
-  Bandwidth block;
-  switch (p) {
-    case Protocol::LL: block = ctx.rates.ll_channel; break;
-    case Protocol::LL128: block = ctx.rates.ll128_channel; break;
-    case Protocol::SIMPLE: block = ctx.rates.simple_channel; break;
-  }
+  const Bandwidth block = block_rate(ctx, p);
   TreeSplitCaps c;
   c.up_threads = up_threads;
   c.down_threads = down_threads;
@@ -140,7 +135,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Up and down share a channel's threads (split tree): each group moves at its share of the
-  // block's threads, the step it runs weighted as on a ring (tree_split_caps).
+  // block's threads (tree_split_caps).
   const TreeSplitCaps caps = tree_split_caps(ctx, s.protocol, nch);
   TreeHops hops;
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {

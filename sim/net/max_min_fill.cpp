@@ -183,15 +183,15 @@ bool MaxMinSolver::small_fill() {
     if (s.capsum[slot] > s.rem[slot] || flows == 1) candidates[candidate_count++] = slot;
   }
   // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
-  Key cap_key{NO_CAP, UINT32_MAX};
+  Key least_cap{NO_CAP, UINT32_MAX};
   std::uint32_t cap_flow = UINT32_MAX;
   while (unfrozen != 0) {
     if (cap_flow == UINT32_MAX || ((unfrozen >> cap_flow) & 1U) == 0) {
-      cap_key = Key{NO_CAP, UINT32_MAX};
+      least_cap = Key{NO_CAP, UINT32_MAX};
       cap_flow = UINT32_MAX;
       for_each_bit64(unfrozen & capped, [&](std::uint32_t p) {
-        if (s.cap_key[p] < cap_key) {
-          cap_key = s.cap_key[p];
+        if (s.cap_key[p] < least_cap) {
+          least_cap = s.cap_key[p];
           cap_flow = p;
         }
       });
@@ -210,8 +210,8 @@ bool MaxMinSolver::small_fill() {
         best_slot = slot;
       }
     }
-    if (cap_flow != UINT32_MAX && cap_key < best) {
-      freeze_one(cap_flow, cap_key.level, CAPPED);
+    if (cap_flow != UINT32_MAX && least_cap < best) {
+      freeze_one(cap_flow, least_cap.level, CAPPED);
       continue;
     }
     if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");

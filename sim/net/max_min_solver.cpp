@@ -10,7 +10,6 @@
 namespace clustersim::sim {
 
 using max_min_detail::for_each_bit;
-using max_min_detail::TOLERANCE;
 
 MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const std::uint8_t> never_binds) {
   if (!never_binds.empty() && never_binds.size() != capacities.size()) {

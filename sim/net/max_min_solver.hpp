@@ -264,7 +264,7 @@ class MaxMinSolver {
   };
   struct CapKey {
     Key key;
-    std::uint32_t flow;  // FillFlow number (in the small fill: place in the part)
+    std::uint32_t flow;  // FillFlow number
   };
   struct FillHop {  // a flow of A on a fill link: the link's list, newest first
     std::uint32_t flow;

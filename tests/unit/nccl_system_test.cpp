@@ -157,11 +157,7 @@ TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
   }
   SECTION("the latency the network plugin reports enters NCCL's inter-node latency") {
     // tuning.cc: interLat = hwLat[NET][a][p] + latencyInter (twice for Simple); the tree adds
-    // 2 x log2(nNodes) x interLat. Two p5 nodes: aws-ofi-nccl reports 75 us, so Tree/LL128 costs
-    // 2 x 1 x 75 = 150 us more, Tree/Simple 2 x 1 x 2 x 75 = 300 us more than with a plugin that
-    // reports 0 (NCCL_ALGO/NCCL_PROTO unset, same node otherwise: the same p5 with IB's 0 is not
-    // in the catalog, so the difference is taken against the latency the tuner would give with
-    // latencyInter = 0, which is the NET row alone).
+    // 2 x log2(nNodes) x interLat. Two p5 nodes: aws-ofi-nccl reports 75 us.
     const auto p = predictor("p5.48xlarge", 2, 8);
     CHECK(p.channels().ring.latency_inter_us == Approx(75.0));
     CHECK(p.channels().tree.latency_inter_us == Approx(75.0));
