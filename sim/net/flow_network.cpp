@@ -110,13 +110,14 @@ FlowId FlowNetwork::transfer(VertexId src, VertexId dst, Bytes bytes, OnFlowComp
                              const FlowOptions& options) {
   check_endpoint(src);
   check_endpoint(dst);
-  const Route r = router_.route(src, dst, options.path_hint);
-  return start(r, bytes, on_complete.handler_, std::move(on_complete.fn_), options);
+  std::int64_t latency_ps = 0;
+  const Route r = router_.route(src, dst, options.path_hint, latency_ps);
+  return start(r, Duration::ps(latency_ps), bytes, on_complete.handler_, std::move(on_complete.fn_), options);
 }
 
 FlowId FlowNetwork::transfer(const Route& route, Bytes bytes, OnFlowComplete on_complete, const FlowOptions& options) {
   check_route(route);
-  return start(route, bytes, on_complete.handler_, std::move(on_complete.fn_), options);
+  return start(route, router_.latency(route), bytes, on_complete.handler_, std::move(on_complete.fn_), options);
 }
 
 void FlowNetwork::transfer_many(std::span<const BulkTransfer> transfers, FlowHandler& handler,
@@ -128,7 +129,7 @@ void FlowNetwork::transfer_many(std::span<const BulkTransfer> transfers, FlowHan
   }
 }
 
-FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn,
+FlowId FlowNetwork::start(const Route& route, Duration latency, Bytes bytes, FlowHandler* handler, FlowFunction fn,
                           const FlowOptions& options) {
   if (bytes < Bytes::of(0)) throw std::invalid_argument("a transfer cannot move a negative number of bytes");
   double cap = MaxMinSolver::NO_CAP;
@@ -159,7 +160,6 @@ FlowId FlowNetwork::start(const Route& route, Bytes bytes, FlowHandler* handler,
     }
     flows_[slot].function = f;
   }
-  const Duration latency = router_.latency(route);
   const FlowId id{slot, flows_[slot].generation};
   if (latency == Duration::zero() && in_event_) {
     // Started by a completion callback with nothing to wait for: it joins the rates that the

@@ -185,7 +185,9 @@ class FlowNetwork final : public Model, private EventHandler {
   TimePoint next_time() const;
   void check_endpoint(VertexId v) const;
   void check_route(const Route& route) const;
-  FlowId start(const Route& route, Bytes bytes, FlowHandler* handler, FlowFunction fn, const FlowOptions& options);
+  // `latency`: the route's (Router::latency).
+  FlowId start(const Route& route, Duration latency, Bytes bytes, FlowHandler* handler, FlowFunction fn,
+               const FlowOptions& options);
   std::uint32_t allocate_slot();
   void release_slot(std::uint32_t slot);
   bool live(FlowId id) const;

@@ -91,6 +91,22 @@ std::vector<LinkId> shortest_path_tree(const Topology& topology, VertexId src) {
 Router::Router(const Topology& topology, RoutePolicy policy) : topology_(topology), policy_(policy) {
   latency_ps_.reserve(topology.link_count());
   for (const Link& l : topology.links()) latency_ps_.push_back(l.latency.picoseconds());
+  if (!topology_.has_cluster()) return;
+  const ClusterLayout& c = topology_.cluster();
+  const auto per_node = static_cast<std::size_t>(c.node.link_count);
+  for (int n = 1; n < c.nodes; ++n) {
+    const auto base = static_cast<std::size_t>(c.link_base(n));
+    if (!std::equal(latency_ps_.begin(), latency_ps_.begin() + static_cast<std::ptrdiff_t>(per_node),
+                    latency_ps_.begin() + static_cast<std::ptrdiff_t>(base))) {
+      return;
+    }
+  }
+  intra_latency_ps_.resize(c.node.route_offsets.size() - 1, 0);
+  for (std::size_t pair = 0; pair + 1 < c.node.route_offsets.size(); ++pair) {
+    for (std::uint32_t i = c.node.route_offsets[pair]; i < c.node.route_offsets[pair + 1]; ++i) {
+      intra_latency_ps_[pair] += latency_ps_[c.node.route_links[i]];
+    }
+  }
 }
 
 Bandwidth Router::bottleneck(const Route& route) const {
@@ -99,7 +115,7 @@ Bandwidth Router::bottleneck(const Route& route) const {
   return Bandwidth::bytes_per_second(b);
 }
 
-void Router::append_intra(Route& r, int node, int local_src, int local_dst) const {
+void Router::append_intra(Route& r, int node, int local_src, int local_dst, std::int64_t& ps) const {
   if (local_src == local_dst) return;
   const ClusterLayout& c = topology_.cluster();
   const auto pair = static_cast<std::size_t>(local_src) * static_cast<std::size_t>(c.node.vertex_count) +
@@ -111,10 +127,15 @@ void Router::append_intra(Route& r, int node, int local_src, int local_dst) cons
                        topology_.describe_vertex(c.vertex(node, local_dst)));
   }
   const LinkId base = c.link_base(node);
-  for (std::uint32_t i = begin; i < end; ++i) r.push_back(base + c.node.route_links[i]);
+  if (!intra_latency_ps_.empty()) {
+    for (std::uint32_t i = begin; i < end; ++i) r.push_back(base + c.node.route_links[i]);
+    ps += intra_latency_ps_[pair];
+  } else {
+    for (std::uint32_t i = begin; i < end; ++i) push(r, base + c.node.route_links[i], ps);
+  }
 }
 
-void Router::append_to_nic(Route& r, int node, int local, int nic, bool to_nic) const {
+void Router::append_to_nic(Route& r, int node, int local, int nic, bool to_nic, std::int64_t& ps) const {
   const ClusterLayout& c = topology_.cluster();
   const int nic_local = c.node.nic_vertex(nic);
   if (local == nic_local) return;
@@ -123,20 +144,20 @@ void Router::append_to_nic(Route& r, int node, int local, int nic, bool to_nic) 
     // No GPUDirect RDMA: the bytes bounce through host memory on the NIC's socket.
     const int mem = c.node.memory_vertex(c.node.nic_socket[static_cast<std::size_t>(nic)]);
     if (to_nic) {
-      append_intra(r, node, local, mem);
-      append_intra(r, node, mem, nic_local);
+      append_intra(r, node, local, mem, ps);
+      append_intra(r, node, mem, nic_local, ps);
     } else {
-      append_intra(r, node, nic_local, mem);
-      append_intra(r, node, mem, local);
+      append_intra(r, node, nic_local, mem, ps);
+      append_intra(r, node, mem, local, ps);
     }
   } else if (to_nic) {
-    append_intra(r, node, local, nic_local);
+    append_intra(r, node, local, nic_local, ps);
   } else {
-    append_intra(r, node, nic_local, local);
+    append_intra(r, node, nic_local, local, ps);
   }
 }
 
-Route Router::route(VertexId src, VertexId dst, std::uint32_t path_hint) {
+Route Router::route(VertexId src, VertexId dst, std::uint32_t path_hint, std::int64_t& latency_ps) {
   if (src >= topology_.vertex_count() || dst >= topology_.vertex_count()) {
     throw std::out_of_range("route between vertices " + std::to_string(src) + " and " + std::to_string(dst) +
                             " of a topology with " + std::to_string(topology_.vertex_count()) + " vertices");
@@ -151,7 +172,7 @@ Route Router::route(VertexId src, VertexId dst, std::uint32_t path_hint) {
       const int ld = c.local_of(dst);
       Route r;
       if (a == b) {
-        append_intra(r, a, ls, ld);
+        append_intra(r, a, ls, ld, latency_ps);
         return r;
       }
       const auto& src_nics = c.node.near_nics[static_cast<std::size_t>(ls)];
@@ -167,8 +188,8 @@ Route Router::route(VertexId src, VertexId dst, std::uint32_t path_hint) {
       const std::size_t slot = hash % src_nics.size();
       const int nic_s = src_nics[slot];
       const int nic_d = dst_nics[slot % dst_nics.size()];
-      append_to_nic(r, a, ls, nic_s, true);
-      r.push_back(c.nic_uplink(a, nic_s));
+      append_to_nic(r, a, ls, nic_s, true, latency_ps);
+      push(r, c.nic_uplink(a, nic_s), latency_ps);
       const int leaf_s = c.leaf_of(a, nic_s);
       const int leaf_d = c.leaf_of(b, nic_d);
       if (leaf_s != leaf_d) {
@@ -176,15 +197,17 @@ Route Router::route(VertexId src, VertexId dst, std::uint32_t path_hint) {
         const std::uint64_t dst_nic_index =
             static_cast<std::uint64_t>(b) * static_cast<std::uint64_t>(c.node.nics) + static_cast<std::uint64_t>(nic_d);
         const int spine = static_cast<int>(policy_ == RoutePolicy::ECMP ? (hash >> 32) % spines : dst_nic_index % spines);
-        r.push_back(c.leaf_to_spine(leaf_s, spine));
-        r.push_back(c.spine_to_leaf(spine, leaf_d));
+        push(r, c.leaf_to_spine(leaf_s, spine), latency_ps);
+        push(r, c.spine_to_leaf(spine, leaf_d), latency_ps);
       }
-      r.push_back(c.nic_downlink(b, nic_d));
-      append_to_nic(r, b, ld, nic_d, false);
+      push(r, c.nic_downlink(b, nic_d), latency_ps);
+      append_to_nic(r, b, ld, nic_d, false, latency_ps);
       return r;
     }
   }
-  return generic_route(src, dst);
+  Route r = generic_route(src, dst);
+  latency_ps += latency(r).picoseconds();
+  return r;
 }
 
 Route Router::generic_route(VertexId src, VertexId dst) {

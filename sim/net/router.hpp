@@ -73,7 +73,13 @@ class Router {
   explicit Router(const Topology& topology, RoutePolicy policy = RoutePolicy::RAIL_ALIGNED);
 
   // The route from src to dst (empty when src == dst). RuntimeError when dst cannot be reached.
-  Route route(VertexId src, VertexId dst, std::uint32_t path_hint = 0);
+  Route route(VertexId src, VertexId dst, std::uint32_t path_hint = 0) {
+    std::int64_t ps = 0;
+    return route(src, dst, path_hint, ps);
+  }
+  // The same, adding its latency (the sum of its links') to `latency_ps`: inside a node from the
+  // node's table of route latencies, so that a route costs no look-up per link.
+  Route route(VertexId src, VertexId dst, std::uint32_t path_hint, std::int64_t& latency_ps);
   RoutePolicy policy() const { return policy_; }
   const Topology& topology() const { return topology_; }
 
@@ -87,13 +93,20 @@ class Router {
   Bandwidth bottleneck(const Route& route) const;
 
  private:
-  void append_intra(Route& r, int node, int local_src, int local_dst) const;
-  void append_to_nic(Route& r, int node, int local, int nic, bool to_nic) const;
+  void append_intra(Route& r, int node, int local_src, int local_dst, std::int64_t& ps) const;
+  void append_to_nic(Route& r, int node, int local, int nic, bool to_nic, std::int64_t& ps) const;
+  void push(Route& r, LinkId l, std::int64_t& ps) const {
+    r.push_back(l);
+    ps += latency_ps_[l];
+  }
   Route generic_route(VertexId src, VertexId dst);
 
   const Topology& topology_;
   RoutePolicy policy_;
   std::vector<std::int64_t> latency_ps_;  // per link
+  // Per pair of local vertices of a node (as the layout's route table): the latency of the route
+  // inside one node, when every node's links have the same latencies as the first's (else empty).
+  std::vector<std::int64_t> intra_latency_ps_;
   std::unordered_map<VertexId, std::vector<LinkId>> trees_;  // predecessor link per vertex, by source
 };
 

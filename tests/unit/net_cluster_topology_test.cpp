@@ -160,6 +160,27 @@ TEST_CASE("rail-aligned routes between nodes", "[unit][net][topology]") {
     // Latency: efa-v2 nic_latency 15 us (7.5 us each NIC port) + 2 x 1 us switch hops = 17 us.
     CHECK(router.latency(r) == Duration::us(17));
   }
+  SECTION("the latency a route is found with is the sum over its links") {
+    // Inside a node it comes from the node's table of route latencies, not from the links: the
+    // two must agree for every pair of vertices of the nodes (GPUs, NICs, host memory), within a
+    // node and across nodes, for every hint.
+    for (VertexId a = 0; a < t.vertex_count(); ++a) {
+      if (!c.is_node_vertex(a) || c.node_of(a) > 1) continue;
+      for (VertexId b = 0; b < t.vertex_count(); ++b) {
+        if (!c.is_node_vertex(b) || a == b) continue;
+        const VertexKind ka = t.vertex(a).kind, kb = t.vertex(b).kind;
+        const auto endpoint = [](VertexKind k) {
+          return k == VertexKind::GPU || k == VertexKind::NIC || k == VertexKind::HOST_MEMORY;
+        };
+        if (!endpoint(ka) || !endpoint(kb)) continue;
+        for (std::uint32_t hint = 0; hint < 2; ++hint) {
+          std::int64_t ps = 0;
+          const Route r = router.route(a, b, hint, ps);
+          REQUIRE(ps == router.latency(r).picoseconds());
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("ECMP spreads over spines deterministically", "[unit][net][topology]") {
