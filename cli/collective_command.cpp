@@ -183,7 +183,9 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
   cfg.env = env;
   cfg.version = a.nccl_version;
   std::optional<hardware::CalibrationProfile> profile;
-  if (!a.calibration.empty()) {
+  if (a.calibration == "none") {
+    // Catalog and NCCL fallbacks only, even where the catalog names a profile for the node.
+  } else if (!a.calibration.empty()) {
     profile = std::filesystem::exists(a.calibration) ? hardware::CalibrationProfile::load(a.calibration)
                                                      : hardware::CalibrationProfile::builtin(a.calibration);
   } else if (!node.calibration.empty()) {
@@ -353,7 +355,9 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--algo", args->algo, "auto, ring, tree, nvls, nvls_tree, pat or collnet (sets NCCL_ALGO)");
   cmd->add_option("--proto", args->proto, "auto, ll, ll128 or simple (sets NCCL_PROTO)");
   cmd->add_option("--env", args->env, "NCCL variable NAME=VALUE (repeatable)");
-  cmd->add_option("--calibration", args->calibration, "Calibration profile file or built-in profile name");
+  cmd->add_option("--calibration", args->calibration,
+                  "Calibration profile file, built-in profile name, or none (catalog and NCCL fallbacks only; default: "
+                  "the profile the catalog names for the node)");
   cmd->add_option("--format", args->format, "table (nccl-tests style), csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");

@@ -329,7 +329,7 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
   if (auto n = top.maybe("nccl")) s.nccl = read_nccl(*n);
   if (auto c = top.maybe("calibration")) {
     s.calibration = c->as_string();
-    if (s.calibration != "default") s.calibration = resolve(base_dir, s.calibration).string();
+    if (s.calibration != "default" && s.calibration != "none") s.calibration = resolve(base_dir, s.calibration).string();
   }
   top.finish();
 

@@ -168,7 +168,7 @@ struct Scenario {
   ParallelismSpec parallelism;
   ClusterSpec cluster;
   NcclSpec nccl;
-  std::string calibration = "default";  // "default" or a profile path (resolved)
+  std::string calibration = "default";  // "default", "none" (catalog fallbacks only) or a profile path (resolved)
   int world_size() const { return cluster.nodes * cluster.gpus_per_node; }
 };
 

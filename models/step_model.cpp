@@ -105,6 +105,10 @@ StepEvaluator StepSimulator::evaluator() {
 const hardware::CalibrationProfile* StepSimulator::profile_for(const Scenario& s, const hardware::NodeSpec& node,
                                                                std::vector<std::string>& warnings) {
   std::string key;
+  if (s.calibration == "none") {
+    warnings.push_back("calibration: none; using catalog-derived defaults (wide uncertainty)");
+    return nullptr;
+  }
   if (s.calibration.empty() || s.calibration == "default") {
     if (node.calibration.empty()) {
       warnings.push_back("no calibration profile is named for " + node.name +

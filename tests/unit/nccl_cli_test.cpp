@@ -42,6 +42,27 @@ TEST_CASE("collective --format table looks like nccl-tests; json carries points 
   CHECK_FALSE(doc.at("parameters").empty());
 }
 
+TEST_CASE("collective --calibration none leaves out the profile the catalog names", "[unit][cli][nccl]") {
+  // hgx-h200 names the built-in profile hgx-h200-4gpu-2026-11: used by default, not with "none".
+  const std::vector<std::string> args{"collective", "--op", "all_reduce", "--system", "hgx-h200", "--gpus", "4",
+                                      "-b", "1M", "-e", "1M", "--format", "json"};
+  const Result with = run(args);
+  std::vector<std::string> none_args = args;
+  none_args.insert(none_args.end(), {"--calibration", "none"});
+  const Result without = run(none_args);
+  REQUIRE(with.rc == 0);
+  REQUIRE(without.rc == 0);
+  const auto calibrated = [](const std::string& out) {
+    const auto doc = nlohmann::json::parse(out);
+    int n = 0;
+    for (const auto& p : doc.at("parameters")) n += p.at("calibrated").get<bool>() ? 1 : 0;
+    return n;
+  };
+  CHECK(calibrated(with.out) > 0);
+  CHECK(calibrated(without.out) == 0);
+  CHECK_THAT(without.out, !Catch::Contains("hgx-h200-4gpu-2026-11"));
+}
+
 TEST_CASE("collective falls back the way NCCL does and says which algorithm ran", "[unit][cli][nccl]") {
   const Result r = run({"collective", "--op", "all_reduce", "--system", "hgx-a100", "--algo", "nvls", "-b", "1G", "-e",
                         "1G", "--format", "table"});

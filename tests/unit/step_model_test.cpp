@@ -158,6 +158,23 @@ TEST_CASE("a layout that does not fit still runs and says by how much", "[unit][
   CHECK(warned);
 }
 
+TEST_CASE("calibration none prices the step from catalog defaults only", "[unit][step][model]") {
+  StepSimulator sim(catalog());
+  // hgx-h200 names a built-in profile: by default some parameters come from it, with "none" none.
+  const StepEstimate with = sim.estimate(make({}), Fidelity::FAST);
+  const StepEstimate without = sim.estimate(make({{"calibration", "none"}}), Fidelity::FAST);
+  const auto calibrated = [](const StepEstimate& e) {
+    int n = 0;
+    for (const auto& p : e.parameters) n += p.calibrated ? 1 : 0;
+    return n;
+  };
+  CHECK(calibrated(with) > 0);
+  CHECK(calibrated(without) == 0);
+  bool warned = false;
+  for (const auto& w : without.warnings) warned = warned || w.find("calibration: none") != std::string::npos;
+  CHECK(warned);
+}
+
 TEST_CASE("the planner's evaluator reuses predictors across layouts", "[unit][step][model]") {
   StepSimulator sim(catalog());
   const StepEvaluator eval = sim.evaluator();
