@@ -158,8 +158,18 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   ensure_flow(flow);
   Flow& f = flows_[flow];
   if (f.state != FREE) throw std::logic_error("flow slot " + std::to_string(flow) + " is in use");
-  const std::uint32_t begin = route.empty() ? 0 : hops_.allocate(BlockPool<Hop>::class_for(route.size()));
-  f.hop_begin = begin;
+  // A slot keeps its block of hops from one flow to the next (FlowNetwork reuses the slot of the
+  // flow that just ended for the flow its completion starts: the block is still in cache); a
+  // larger one replaces it when the route needs more room.
+  if (!route.empty()) {
+    const unsigned c = BlockPool<Hop>::class_for(route.size());
+    if (f.hop_class == NO_BLOCK || f.hop_class < c) {
+      if (f.hop_class != NO_BLOCK) hops_.release(f.hop_begin, f.hop_class);
+      f.hop_begin = hops_.allocate(c);
+      f.hop_class = static_cast<std::uint8_t>(c);
+    }
+  }
+  const std::uint32_t begin = f.hop_begin;
   f.hop_count = static_cast<std::uint8_t>(route.size());
   f.potential = potential;
   f.rate = 0;
@@ -232,7 +242,6 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     auto it = std::find(added_.begin(), added_.end(), flow);
     if (it != added_.end()) added_.erase(it);
   }
-  if (count > 0) hops_.release(f.hop_begin, BlockPool<Hop>::class_for(count));
   f.state = FREE;
   f.rate = 0;
   f.hot_mask = 0;

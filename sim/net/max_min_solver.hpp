@@ -92,7 +92,8 @@
 // (1 - 1e-9), and it never binds when it has no flow list. Per flow, one 64-byte record. A flow's
 // hops and a link's flow list are blocks of one pool each (block_pool.hpp), and point at each
 // other (positions both ways), so adding or removing a flow is O(hops), with no search and no
-// allocation once warm. A fill copies the hot links and flows it works on into small dense arrays
+// allocation once warm. A flow slot keeps its block of hops when its flow ends, for the next flow
+// in that slot (the network gives a flow that starts the slot of one that just ended). A fill copies the hot links and flows it works on into small dense arrays
 // (its own numbering), so that its inner loops touch nothing else.
 
 #include <cstdint>
@@ -182,6 +183,7 @@ class MaxMinSolver {
   static constexpr std::uint32_t UNSOLVED = UINT32_MAX;    // bottleneck: not rated yet
   static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // Hop::pos on a link that never binds
   static constexpr std::uint32_t NO_LIST = UINT32_MAX;     // LinkState::members of a link that never binds
+  static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::hop_class of a slot without a block of hops
   static constexpr unsigned MIN_LIST_CLASS = 2;            // a link's first flow list holds 4 flows
   // Up to this many candidate links plus flows, a fill scans instead of using the heap.
   static constexpr std::size_t LINEAR_FILL_LIMIT = 48;
@@ -219,6 +221,7 @@ class MaxMinSolver {
     std::uint32_t fill_index = 0;  // its FillFlow number, when in_set is this solve's epoch
     std::uint8_t hop_count = 0;
     std::uint8_t state = FREE;
+    std::uint8_t hop_class = NO_BLOCK;  // size class of the slot's block of hops (kept while the slot is free)
   };
   struct Hop {
     LinkId link;
