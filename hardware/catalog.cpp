@@ -193,6 +193,7 @@ FabricSpec read_fabric(ValueReader v, const FileReader& f) {
     s.nic_latency = f.duration(o.at("nic_latency"));
     s.switch_latency = f.duration(o.at("switch_latency"));
     if (auto x = o.maybe("nccl_net_reported_latency")) s.nccl_net_reported_latency = f.duration(*x);
+    if (auto x = o.maybe("nccl_net_min_stripe_size")) s.nccl_net_min_stripe_size = f.bytes(*x);
     if (auto x = o.maybe("nccl_net_efficiency")) {
       s.nccl_net_efficiency = f.figure<double>(*x, [](ValueReader r) { return r.as_number({0.0, 1.0, true}); });
     }

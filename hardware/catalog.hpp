@@ -134,6 +134,10 @@ struct FabricSpec {
   // The latency the NCCL network plugin reports in its device properties (ncclNetProperties_t
   // latency, us); NCCL's tuner adds it to its network latency (absent: 0, as NCCL's own transports).
   std::optional<Figure<Duration>> nccl_net_reported_latency;
+  // The network plugin's multi-rail striping (aws-ofi-nccl): a message shorter than this goes on
+  // one rail of a fused device, a longer one on up to all of them; absent: no striping (NCCL's own
+  // transports put a message on one NIC).
+  std::optional<Figure<Bytes>> nccl_net_min_stripe_size;
 };
 
 enum class NetworkTopologyKind { SINGLE_SWITCH, LEAF_SPINE, RAIL_OPTIMIZED };

@@ -31,6 +31,40 @@ int nic_devices_used(const NcclSystem& sys) {
   return std::max(1, local > 0 ? local : static_cast<int>(sys.nics().size()));
 }
 
+Duration net_forward_time(const ProgramContext& ctx, const HopTransport& t, double wire_bytes) {
+  if (t.kind != TransportKind::NET || wire_bytes <= 0 || ctx.system.nics().empty()) return Duration{};
+  const NicDevice& dev = ctx.system.nics().front();
+  const auto* fabric = ctx.system.node().fabric;
+  const int rails = std::max(1, dev.physical_nics);
+  // Without striping the message crosses the whole device at its rate.
+  double per_rail = wire_bytes;
+  double rate = ctx.rates.nic.bytes_per_second();
+  if (fabric != nullptr && fabric->nccl_net_min_stripe_size && rails > 1) {
+    // aws-ofi-nccl nccl_ofi_scheduler.cpp get_num_stripes / set_schedule_by_threshold.
+    const double stripe = static_cast<double>(fabric->nccl_net_min_stripe_size->value.count());
+    int k = static_cast<int>(std::clamp(std::ceil(wire_bytes / stripe), 1.0, static_cast<double>(rails)));
+    while (k > 1 && rails % k != 0) --k;
+    constexpr double kAlign = 128;  // stripes aligned to LL128 lines
+    per_rail = std::ceil(wire_bytes / k / kAlign) * kAlign;
+    rate /= rails;
+  }
+  if (rate <= 0) return Duration{};
+  return Duration::from_seconds(per_rail / rate);
+}
+
+Duration net_forward_stage(const ProgramContext& ctx, const Hop& h, double bytes) {
+  const Duration wire = net_forward_time(ctx, h.transport, bytes * h.wire_factor);
+  if (wire <= Duration{} || bytes <= 0) return Duration{};
+  const double rate = h.rate.bytes_per_second();
+  const double cap = h.channel_cap.bytes_per_second();
+  const double link = h.link_rate.bytes_per_second();
+  if (!(rate > 0) || !std::isfinite(rate) || !(link > 0)) return Duration{};
+  const double merged = bytes / rate;
+  const double kernel = std::isfinite(cap) && cap > 0 ? bytes / cap : 0.0;
+  const double network = std::max(bytes / link, wire.seconds());
+  return Duration::from_seconds(std::max(0.0, kernel + network - merged));
+}
+
 ProtocolBuffers protocol_buffers(const ProgramContext& ctx, Protocol p) {
   const auto& dev = ctx.version.device;
   ProtocolBuffers b;
@@ -410,6 +444,9 @@ StepProgram build_program(const ProgramContext& ctx, const CollectiveShape& s) {
     }
   }
   assign_rates(p, resource_capacities(ctx.rates));
+  // Every network hop's step is stored and forwarded (see the header); a hop's transfers carry
+  // bytes_per_cycle payload bytes each.
+  for (Hop& h : p.hops) h.forward = net_forward_stage(ctx, h, h.bytes_per_cycle);
   return p;
 }
 

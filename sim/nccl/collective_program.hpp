@@ -61,6 +61,26 @@
 // and a large slice of S bytes S / rate + o (set_step_timing; chains keep NCCL's step latency).
 // LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost): an
 // LL channel moves at most min(nccl.ll.bandwidth / channels, nccl.ll.channel_bandwidth).
+//
+// A network step is stored and forwarded at the sender: NCCL's proxy posts a step to the network
+// only once the kernel has written all of it (NCCL 2.28 src/transport/net.cc sendProxyProgress:
+// isend waits for the kernel's tail past the step, LL and LL128 also for every line's flag;
+// src/device/prims_ll128.h GenericOp writes the whole step, then postSend's system fence and tail
+// store). The message then crosses the NIC on its own, after the kernel's copy (the transfer's
+// bytes / rate), pipelined with the next step (Hop::forward, on the arrival only). A transfer of
+// B payload bytes at rate r = min(block cap c, link shares) stands for both stages at the slower
+// one's rate; stored and forwarded, the step takes the kernel's stage and then the network's:
+//   kernel = B / c,  network = max(B / l, message time),  forward = kernel + network - B / r
+// (l: the flow's share of the links alone, Hop::link_rate)
+// with the message time of M = B x wire factor wire bytes on the network device:
+// The network plugin's multi-rail scheduler (aws-ofi-nccl v1.16.3 src/nccl_ofi_scheduler.cpp,
+// fabric nccl_net_min_stripe_size T = 128 KiB) writes a message over
+//   k = min(ceil(M / T), rails), lowered to a divisor of rails
+// rails of the fused device, each carrying ceil(M / k) rounded up to 128 bytes at one rail's rate
+// (the device's nccl.net rate / rails); without striping (NCCL's own transports) the message
+// crosses one device: M / device rate. A Tree/LL128 step of 72000 payload bytes (32 MiB on 16
+// channels, 4 to 32 p5 nodes) is 76800 wire bytes, under T: one 100 Gb/s rail, 7.0 us at 0.88,
+// after the kernel's 5.2 us at its 13.75 GB/s cap.
 
 #include <string>
 
@@ -167,5 +187,11 @@ struct TreeSplitCaps {
 TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channels);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
 int nic_devices_used(const NcclSystem& sys);
+// The time one network message of `wire_bytes` takes on the network device (the plugin's
+// striping over the device's rails; see the header); 0 for a hop that is not a network hop.
+Duration net_forward_time(const ProgramContext& ctx, const HopTransport& t, double wire_bytes);
+// The store-and-forward stage a network hop's transfer of `bytes` payload bytes adds after its
+// finish (Hop::forward; the header's formula); uses the hop's assigned rate and cap.
+Duration net_forward_stage(const ProgramContext& ctx, const Hop& h, double bytes);
 
 }  // namespace clustersim::sim::nccl

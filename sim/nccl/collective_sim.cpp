@@ -271,8 +271,10 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const Hop& hop = program_.hops[t.hop];
     const std::int64_t fin = finished.picoseconds();
     // The hop's latency counts the network's wire latency, which the flow already paid on its
-    // route before its bytes moved; the rest is NCCL's step synchronisation.
-    const std::int64_t arrival = fin + std::max<std::int64_t>(0, hop.latency.picoseconds() - route_latency_ps_[i]);
+    // route before its bytes moved; the rest is NCCL's step synchronisation. A network step's
+    // store-and-forward stage (Hop::forward) follows the sender's last byte.
+    const std::int64_t arrival =
+        fin + hop.forward.picoseconds() + std::max<std::int64_t>(0, hop.latency.picoseconds() - route_latency_ps_[i]);
     // The sender has read its input once its bytes are on the wire: the route's latency after
     // that is the network's, not the sender's (this frees the slot it read from).
     const std::int64_t read_done = fin - route_latency_ps_[i];

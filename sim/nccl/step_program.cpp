@@ -69,14 +69,16 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
     }
   }
   for (Hop& h : p.hops) {
-    double rate = h.channel_cap.bytes_per_second();
+    double link = std::numeric_limits<double>::infinity();
     for (const ResourceLoad& l : h.loads) {
       const double c = cycle[static_cast<int>(l.kind)];
       if (c <= 0 || h.bytes_per_cycle <= 0) continue;
-      rate = std::min(rate, h.bytes_per_cycle / c);
+      link = std::min(link, h.bytes_per_cycle / c);
     }
+    double rate = std::min(h.channel_cap.bytes_per_second(), link);
     if (!std::isfinite(rate) || rate <= 0) rate = 1e15;  // a hop that crosses nothing (local copy)
     h.rate = Bandwidth::bytes_per_second(rate);
+    h.link_rate = Bandwidth::bytes_per_second(std::isfinite(link) && link > 0 ? link : rate);
   }
 }
 
@@ -104,7 +106,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
     }
     const double rate = h.rate.bytes_per_second();
     finish[i] = start + h.occupancy.seconds() + t.bytes / rate;
-    arrival[i] = finish[i] + h.latency.seconds();
+    arrival[i] = finish[i] + h.forward.seconds() + h.latency.seconds();
     consumed[i] = arrival[i];
     for (int k = 0; k < 3; ++k) {
       if (t.deps[k] >= 0 && t.consumes[k]) {

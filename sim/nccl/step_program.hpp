@@ -10,7 +10,7 @@
 //   start(i)   = max(t0, arrival(dep) for each dep of i, finish of the previous transfer on the
 //                same connection, credit(i))
 //   finish(i)  = start(i) + occupancy(hop(i)) + bytes(i) / rate(hop(i))
-//   arrival(i) = finish(i) + latency(hop(i))
+//   arrival(i) = finish(i) + forward(hop(i)) + latency(hop(i))
 //   credit(i)  = consumed(j) + latency(hop(j)) for j the transfer `window` places earlier on the
 //                same connection (NCCL_STEPS slots per connection; a Simple slice holds
 //                sliceSteps slots); consumed(j) = the latest finish of the transfers that read j
@@ -69,7 +69,12 @@ struct Hop {
   Duration occupancy;           // per transfer: time the sending block spends before its bytes go
                                 // (a Simple slice's barrier, fence and flag post); serial on the
                                 // connection, unlike the latency
+  Duration forward;             // per transfer: time a network step's message takes on the wire
+                                // after the sender's kernel has written all of it (the proxy posts
+                                // a step only then: store and forward); delays its arrival, not
+                                // the connection's next transfer nor the returning credit
   Bandwidth rate;               // assigned by assign_rates: uncontended payload rate of one flow
+  Bandwidth link_rate;          // the same from the resources alone, before the channel cap
   HopEndpoints endpoints;
   int multiplicity = 1;         // identical flows this representative flow stands for (channels)
 };

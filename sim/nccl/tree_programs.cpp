@@ -167,6 +167,13 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
 
+  // NCCL's tree graph keeps the BALANCED_TREE pattern (init.cc; search.cc falls back to TREE
+  // only when the balanced search fails, which the channel search does not model): the chain's
+  // first rank talks to the parent node and to the second network child, its second rank to the
+  // first child (connect.cc ncclTopoPreset: parent index 0, child0 index 1, child1 index 0). The
+  // root has only a second child (trees.cc ncclGetBtree), so an inner node's first child adds one
+  // chain hop between it and the network on the way up and on the way down.
+  const bool balanced = R > 1;
   // Connections per role: up (chain or network), down chain, down network.
   const int levels = D + 1;
   auto role = [&](int d, int pos) { return d * R + pos; };
@@ -185,7 +192,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     for (int d = D; d >= 0; --d) {
       int below = -1;  // arrival from the chain below this position
       for (int pos = R - 1; pos >= 1; --pos) {
-        const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below}, true);
+        // An inner node's first network child lands on the chain's second rank (balanced tree).
+        const int child0 = pos == 1 && balanced && d > 0 && d < D ? net_up[d + 1] : -1;
+        const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below, child0}, true);
         p.place_last(pos, pos - 1, d, d);
         up[role(d, pos)] = id;
         below = id;
@@ -202,7 +211,10 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     // Down: root first.
     for (int d = 0; d <= D; ++d) {
       int from_above = d == 0 ? -1 : net_down[d - 1];
-      if (d < D) {
+      // An inner node's chain head passes the chunk to the second rank, which sends it to the
+      // first network child (balanced tree): that send follows the chain's first hop.
+      const bool child0_second = balanced && d > 0 && d < D;
+      if (d < D && !child0_second) {
         net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
                              : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
         p.place_last(0, 0, d, d + 1);
@@ -219,6 +231,10 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         p.place_last(pos, pos + 1, d, d);
         down[role(d, pos)] = id;
         prev = id;
+        if (pos == 0 && child0_second) {
+          net_down[d] = p.add(hops.down_net, down_net_conn[d], bytes, {id}, true);
+          p.place_last(1, 0, d, d + 1);
+        }
       }
     }
   }
