@@ -1,9 +1,11 @@
 // Send/recv and alltoall as NCCL's P2P scheduler runs them (src/enqueue.cc addP2pToPlan,
-// scheduleP2pTasksToPlan): each peer's message is split over up to p2pnChannelsPerPeer channels
-// in parts of at least stepSize/8 (one node) or stepSize/2 (several), moved in chunks of the P2P
-// chunk size (Simple) or through LL below NCCL_P2P_LL_THRESHOLD x channels, eight chunks in
-// flight per connection. Alltoall (nccl-tests alltoall_perf: one send and one receive per peer in
-// a group) runs peers in rounds; the peers in flight at once share the rank's links.
+// scheduleP2pTasksToPlan): a message of at most p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD bytes
+// goes through LL, a larger one through Simple; it is split over up to p2pnChannelsPerPeer channels
+// in parts of at least stepSize/8 (one node) or stepSize/2 (several), stepSize being LL's buffer
+// step or Simple's P2P chunk, and moved in chunks of that step (over the network Simple chunks
+// are cut to a half or a quarter for small messages), eight chunks in flight per connection.
+// Alltoall (nccl-tests alltoall_perf: one send and one receive per peer in a group) runs peers in
+// rounds; the peers in flight at once share the rank's links.
 // A channel's block that sends and receives in one work splits its warps (src/device/sendrecv.h:
 // of w = NCCL_MAX_NTHREADS / 32 warps, (w - 1) / 2 receive and one more send, where a send alone
 // uses all w - 1 of a balanced pair): with Simple its send moves at that share of the block's rate
@@ -49,21 +51,24 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
                 int ranks_sending_per_node, double concurrency, bool with_recv) {
   if (total <= 0) return;
   const NcclSystem& sys = ctx.system;
-  const Bytes chunk_size = p2p_chunk_size(ctx, t);
   const long long per_peer = static_cast<long long>(std::ceil(total / std::max(1, peers)));
-  const int nc = p2p_part_channels(ctx, per_peer, chunk_size);
-  const bool ll = per_peer <= static_cast<long long>(nc) * ctx.version.device.p2p_ll_threshold.count() &&
-                  t.kind != TransportKind::NET;
+  const bool net = t.kind == TransportKind::NET;
+  // LL up to p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD (addP2pToPlan's thresholdLL); over the
+  // network the model keeps Simple.
+  const long long max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);
+  const bool ll = per_peer <= max_ch * ctx.version.device.p2p_ll_threshold.count() && !net;
   const Protocol proto = ll ? Protocol::LL : Protocol::SIMPLE;
   const ProtocolBuffers buf = protocol_buffers(ctx, proto);
-  long long chunk = ll ? buf.step_payload.count() : chunk_size.count();
-  // Small messages use smaller chunks (addP2pToPlan).
-  if (!ll && per_peer < chunk) chunk /= 4;
-  else if (per_peer < 8 * chunk) chunk /= 2;
+  // The step parts are cut from: LL's buffer step (wire bytes, half of it data), Simple's P2P chunk.
+  const Bytes step = ll ? Bytes::of(2 * buf.step_payload.count()) : p2p_chunk_size(ctx, t);
+  const int nc = p2p_part_channels(ctx, per_peer, step);
+  long long chunk = ll ? buf.step_payload.count() : step.count();
+  // Smaller chunks for small messages over the network only (addP2pToPlan).
+  if (net && !ll && per_peer < chunk) chunk /= 4;
+  else if (net && per_peer < 8 * chunk) chunk /= 2;
   chunk = std::max<long long>(chunk, 1);
   const double streams = std::max(1.0, concurrency) * nc;  // channels in flight for this rank
   const int nics = nic_devices_used(sys);
-  const bool net = t.kind == TransportKind::NET;
   Hop h = make_hop(ctx, t, 1.0, net ? static_cast<double>(ranks_sending_per_node) / nics : 0);
   h.wire_factor = buf.wire;
   // The rank's channels together: per-channel protocol cap times the channels in flight.
