@@ -206,7 +206,10 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
   p2p = std::max(p2p, 1);
   int per_peer = p2p;
   if (R > 1) {
-    if (sys.nvlink_usable()) {
+    // ncclTopoGetNchannels: 2 x the NVLinks of the pair on an NVLink path, else 2; a pair that
+    // cannot use P2P has its path diverted through the CPU (paths.cc), so SHM pairs get 2.
+    const HopTransport t = sys.transport(0, 1);
+    if (sys.nvlink_usable() && t.kind == TransportKind::P2P && t.over_nvlink) {
       per_peer = std::min(per_peer, 2 * std::max(1, sys.node().gpu->nvlink.links));
     } else {
       per_peer = std::min(per_peer, 2);

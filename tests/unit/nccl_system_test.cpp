@@ -113,6 +113,15 @@ TEST_CASE("channels as NCCL's search finds them", "[unit][nccl]") {
     CHECK(p.channels().ring.bw_inter == Approx(48.0));
     CHECK(p.channels().coll_channels == 16);
   }
+  SECTION("P2P channels per peer: 2 per NVLink of the pair, 2 where the pair cannot use P2P") {
+    // 8 x H100: 24 run-time channels -> p2pnChannels 32; per peer 2 x 18 NVLinks = 36, at most
+    // the 32 channels there are.
+    CHECK(predictor("hgx-h100", 1, 8).channels().p2p_channels == 32);
+    CHECK(predictor("hgx-h100", 1, 8).channels().p2p_channels_per_peer == 32);
+    // NCCL_P2P_DISABLE=1: the pair's path goes through the CPU (paths.cc), ncclTopoGetNchannels
+    // gives 2; so LL carries p2p messages up to 2 x 16 KiB only.
+    CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_P2P_DISABLE", "1"}}).channels().p2p_channels_per_peer == 2);
+  }
   SECTION("NCCL_MAX_NCHANNELS and NCCL_MIN_NCHANNELS clamp the run-time count") {
     CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_MAX_NCHANNELS", "4"}}).channels().coll_channels == 4);
     CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_MIN_NCHANNELS", "32"}}).channels().coll_channels == 32);
