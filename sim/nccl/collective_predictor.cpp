@@ -96,6 +96,7 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
     return finish(out, method, rates_.host_call);
   }
   const StepProgram p = program(op, size, c, method.in_place);
+  if (p.p2p_protocol) out.protocol = *p.p2p_protocol;
   const ProgramTiming timing = evaluate_program(p);
   out.gpu_time = timing.total;
   return finish(out, method, rates_.host_call, timing.loop);

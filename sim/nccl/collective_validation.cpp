@@ -133,6 +133,14 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       const int nodes = static_cast<int>(e.at("nodes").as_int({.min = 1}));
       set.gpus_per_node = static_cast<int>(e.at("gpus_per_node").as_int({.min = 1}));
       set.env = read_env(e, run_env);
+      // The entry's own NCCL variables beyond those the name already carries (algorithm, protocol,
+      // channels) tell apart runs of one configuration under different settings.
+      std::string settings;
+      for (const auto& [k, v] : read_env(e, {})) {
+        if (k != "NCCL_ALGO" && k != "NCCL_PROTO" && k != "NCCL_MIN_NCHANNELS" && k != "NCCL_MAX_NCHANNELS") {
+          settings += "/" + k + "=" + v;
+        }
+      }
       const std::string algo = e.get_or("algo", std::string("auto"));
       const std::string proto = e.get_or("proto", std::string("auto"));
       std::string channels = "auto";
@@ -142,9 +150,12 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
       const std::string place = set.in_place ? "in-place" : "out-of-place";
       set.name = prefix + "/" + opname + "/" + std::to_string(nodes * set.gpus_per_node) + "ranks/" + algo + "/" +
-                 proto + "/" + channels + "ch/" + place;
+                 proto + "/" + channels + "ch/" + place + settings;
       set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
                         machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place;
+      for (const auto& [k, v] : read_env(e, {})) {
+        if (settings.find("/" + k + "=") != std::string::npos) set.description += ", " + k + "=" + v;
+      }
       set.provenance = file + " (calibration results)";
       for (const ValueReader& pv : e.at("points").as_array(1)) {
         ObjectReader pt = pv.as_object();

@@ -57,6 +57,7 @@ struct NcclEnv {
   std::optional<Bytes> buffsize, ll_buffsize, ll128_buffsize;
   std::optional<Bytes> p2p_net_chunksize, p2p_nvl_chunksize, p2p_pci_chunksize;
   std::optional<Bytes> nvls_chunksize, nvlstree_max_chunksize;  // NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE
+  std::optional<Bytes> p2p_ll_threshold;  // NCCL_P2P_LL_THRESHOLD (0: send/recv never use LL)
   std::optional<int> cross_nic;
   bool ib_disable = false;
   std::optional<int> nvls_enable;  // 0, 1, 2

@@ -56,8 +56,10 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
   // LL up to p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD (addP2pToPlan's thresholdLL); over the
   // network the model keeps Simple.
   const long long max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);
-  const bool ll = per_peer <= max_ch * ctx.version.device.p2p_ll_threshold.count() && !net;
+  const long long threshold = ctx.env.p2p_ll_threshold.value_or(ctx.version.device.p2p_ll_threshold).count();
+  const bool ll = per_peer <= max_ch * threshold && !net;
   const Protocol proto = ll ? Protocol::LL : Protocol::SIMPLE;
+  if (!p.p2p_protocol || proto == Protocol::SIMPLE) p.p2p_protocol = proto;
   const ProtocolBuffers buf = protocol_buffers(ctx, proto);
   // The step parts are cut from: LL's buffer step (wire bytes, half of it data), Simple's P2P chunk.
   const Bytes step = ll ? Bytes::of(2 * buf.step_payload.count()) : p2p_chunk_size(ctx, t);

@@ -31,6 +31,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,9 @@ struct StepProgram {
   // from a rank downstream of it (a broadcast's or reduce's chain): back to back, each kernel
   // starts its next launch as soon as it is done (see ProgramTiming::loop).
   bool kernels_run_ahead = false;
+  // Send/recv and alltoall: the protocol their messages went through (Simple where any stream
+  // needed it, LL where all fitted NCCL's LL threshold); unset for the collectives (the tuner's).
+  std::optional<Protocol> p2p_protocol;
 
   int add_hop(Hop h);
   int add_connection(int window_transfers);

@@ -251,3 +251,21 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     CHECK(busbw_factor(CollectiveOp::BROADCAST, 8) == Approx(1.0));
   }
 }
+
+TEST_CASE("send/recv leaves LL at p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD", "[unit][nccl]") {
+  // 2 x H200: 32 channels per peer (2 x 18 NVLinks, at most the 32 P2P channels), so LL carries a
+  // message up to 32 x 16 KiB = 512 KiB by default and up to 32 x 4 KiB = 128 KiB at 4096
+  // (enqueue.cc addP2pToPlan thresholdLL); 0 turns it off. Measured on 2 x H200
+  // (calibrate/results/lent-2xh200-2026-11-21-p2p-ll): 128 KiB 10.9 us at 4096 (LL) against
+  // 13.4 us with LL off; 256 KiB 13.5 us at 4096 and off alike (Simple).
+  const auto at = [](const std::map<std::string, std::string>& env, Bytes size) {
+    return predictor("hgx-h200", 1, 2, env).predict(CollectiveOp::SENDRECV, size).time.seconds();
+  };
+  const std::map<std::string, std::string> off{{"NCCL_P2P_LL_THRESHOLD", "0"}};
+  const std::map<std::string, std::string> small{{"NCCL_P2P_LL_THRESHOLD", "4096"}};
+  CHECK(at(small, Bytes::kib(128)) == Approx(at({}, Bytes::kib(128))));
+  CHECK(at(small, Bytes::kib(128)) < at(off, Bytes::kib(128)));
+  CHECK(at(small, Bytes::kib(256)) == Approx(at(off, Bytes::kib(256))));
+  CHECK(at({}, Bytes::kib(256)) < at(off, Bytes::kib(256)));
+  CHECK_THROWS_AS(predictor("hgx-h200", 1, 2, {{"NCCL_P2P_LL_THRESHOLD", "-1"}}), InputError);
+}
