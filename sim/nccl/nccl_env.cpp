@@ -170,7 +170,8 @@ const std::set<std::string>& modelled_names() {
       "NCCL_MAX_NRINGS", "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE",
       "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
       "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
-      "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD"};
+      "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
+      "NCCL_ALLOC_P2P_NET_LL_BUFFERS"};
   return s;
 }
 
@@ -258,6 +259,8 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.ll128_buffsize = parse_size(where, var, value);
     } else if (var == "NCCL_P2P_NET_CHUNKSIZE") {
       e.p2p_net_chunksize = parse_size(where, var, value);
+    } else if (var == "NCCL_ALLOC_P2P_NET_LL_BUFFERS") {
+      e.p2p_net_ll_buffers = parse_bool01(where, var, value);
     } else if (var == "NCCL_P2P_LL_THRESHOLD") {
       e.p2p_ll_threshold = Bytes::of(parse_int(where, var, value, 0, 1 << 30));
     } else if (var == "NCCL_NVLS_CHUNKSIZE") {

@@ -58,6 +58,7 @@ struct NcclEnv {
   std::optional<Bytes> p2p_net_chunksize, p2p_nvl_chunksize, p2p_pci_chunksize;
   std::optional<Bytes> nvls_chunksize, nvlstree_max_chunksize;  // NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE
   std::optional<Bytes> p2p_ll_threshold;  // NCCL_P2P_LL_THRESHOLD (0: send/recv never use LL)
+  bool p2p_net_ll_buffers = false;        // NCCL_ALLOC_P2P_NET_LL_BUFFERS=1: send/recv may use LL over the network
   std::optional<int> cross_nic;
   bool ib_disable = false;
   std::optional<int> nvls_enable;  // 0, 1, 2

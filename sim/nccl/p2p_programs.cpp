@@ -2,8 +2,9 @@
 // scheduleP2pTasksToPlan): a message of at most p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD bytes
 // goes through LL, a larger one through Simple; it is split over up to p2pnChannelsPerPeer channels
 // in parts of at least stepSize/8 (one node) or stepSize/2 (several), stepSize being LL's buffer
-// step or Simple's P2P chunk, and moved in chunks of that step (over the network Simple chunks
-// are cut to a half or a quarter for small messages), eight chunks in flight per connection.
+// step or Simple's P2P chunk, and moved in chunks of that step (over the network a chunk is cut to
+// a half below 8 steps, a Simple one to a quarter below one step), eight chunks in flight per
+// connection. Over the network LL needs NCCL_ALLOC_P2P_NET_LL_BUFFERS=1.
 // Alltoall (nccl-tests alltoall_perf: one send and one receive per peer in a group) runs peers in
 // rounds; the peers in flight at once share the rank's links.
 // A channel's block that sends and receives in one work splits its warps (src/device/sendrecv.h:
@@ -53,11 +54,12 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
   const NcclSystem& sys = ctx.system;
   const long long per_peer = static_cast<long long>(std::ceil(total / std::max(1, peers)));
   const bool net = t.kind == TransportKind::NET;
-  // LL up to p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD (addP2pToPlan's thresholdLL); over the
-  // network the model keeps Simple.
+  // LL up to p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD (addP2pToPlan's thresholdLL), where the
+  // connection has LL buffers: over the network only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (init.cc,
+  // default 0; net.cc gives the shared p2p connections LL buffers only then).
   const long long max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);
   const long long threshold = ctx.env.p2p_ll_threshold.value_or(ctx.version.device.p2p_ll_threshold).count();
-  const bool ll = per_peer <= max_ch * threshold && !net;
+  const bool ll = per_peer <= max_ch * threshold && (!net || ctx.env.p2p_net_ll_buffers);
   const Protocol proto = ll ? Protocol::LL : Protocol::SIMPLE;
   if (!p.p2p_protocol || proto == Protocol::SIMPLE) p.p2p_protocol = proto;
   const ProtocolBuffers buf = protocol_buffers(ctx, proto);
@@ -66,8 +68,8 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
   const int nc = p2p_part_channels(ctx, per_peer, step);
   long long chunk = ll ? buf.step_payload.count() : step.count();
   // Smaller chunks for small messages over the network only (addP2pToPlan).
-  if (net && !ll && per_peer < chunk) chunk /= 4;
-  else if (net && per_peer < 8 * chunk) chunk /= 2;
+  if (net && !ll && per_peer < step.count()) chunk /= 4;
+  else if (net && per_peer < 8 * step.count()) chunk /= 2;
   chunk = std::max<long long>(chunk, 1);
   const double streams = std::max(1.0, concurrency) * nc;  // channels in flight for this rank
   const int nics = nic_devices_used(sys);

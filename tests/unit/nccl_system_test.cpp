@@ -269,3 +269,15 @@ TEST_CASE("send/recv leaves LL at p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD", 
   CHECK(at({}, Bytes::kib(256)) < at(off, Bytes::kib(256)));
   CHECK_THROWS_AS(predictor("hgx-h200", 1, 2, {{"NCCL_P2P_LL_THRESHOLD", "-1"}}), InputError);
 }
+
+TEST_CASE("send/recv over the network uses LL only where NCCL allocates LL buffers for it", "[unit][nccl]") {
+  // init.cc NCCL_ALLOC_P2P_NET_LL_BUFFERS (default 0): net.cc gives the shared p2p connections LL
+  // buffers only when it is 1, and addP2pToPlan uses LL only where the connection has them.
+  // 2 x p5: 2 channels per network peer, LL up to 2 x 16 KiB = 32 KiB.
+  const auto proto = [](const std::map<std::string, std::string>& env, Bytes size) {
+    return predictor("p5.48xlarge", 2, 8, env).predict(CollectiveOp::SENDRECV, size).protocol;
+  };
+  CHECK(proto({}, Bytes::kib(8)) == Protocol::SIMPLE);
+  CHECK(proto({{"NCCL_ALLOC_P2P_NET_LL_BUFFERS", "1"}}, Bytes::kib(8)) == Protocol::LL);
+  CHECK(proto({{"NCCL_ALLOC_P2P_NET_LL_BUFFERS", "1"}}, Bytes::kib(128)) == Protocol::SIMPLE);
+}
