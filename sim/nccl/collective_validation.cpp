@@ -135,11 +135,11 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       set.env = read_env(e, run_env);
       // The entry's own NCCL variables beyond those the name already carries (algorithm, protocol,
       // channels) tell apart runs of one configuration under different settings.
-      std::string settings;
+      std::string settings, settings_text;
       for (const auto& [k, v] : read_env(e, {})) {
-        if (k != "NCCL_ALGO" && k != "NCCL_PROTO" && k != "NCCL_MIN_NCHANNELS" && k != "NCCL_MAX_NCHANNELS") {
-          settings += "/" + k + "=" + v;
-        }
+        if (k == "NCCL_ALGO" || k == "NCCL_PROTO" || k == "NCCL_MIN_NCHANNELS" || k == "NCCL_MAX_NCHANNELS") continue;
+        settings += "/" + k + "=" + v;
+        settings_text += ", " + k + "=" + v;
       }
       const std::string algo = e.get_or("algo", std::string("auto"));
       const std::string proto = e.get_or("proto", std::string("auto"));
@@ -152,10 +152,8 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       set.name = prefix + "/" + opname + "/" + std::to_string(nodes * set.gpus_per_node) + "ranks/" + algo + "/" +
                  proto + "/" + channels + "ch/" + place + settings;
       set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
-                        machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place;
-      for (const auto& [k, v] : read_env(e, {})) {
-        if (settings.find("/" + k + "=") != std::string::npos) set.description += ", " + k + "=" + v;
-      }
+                        machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place +
+                        settings_text;
       set.provenance = file + " (calibration results)";
       for (const ValueReader& pv : e.at("points").as_array(1)) {
         ObjectReader pt = pv.as_object();
