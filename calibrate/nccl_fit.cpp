@@ -46,7 +46,7 @@ struct Point {
 };
 
 ProfileParameter::Kind kind_of(const std::string& name) {
-  if (name == "nccl.shm.bandwidth" || name == "nccl.ll.bandwidth" || name == "nccl.ll.channel_bandwidth" || name == "nccl.ll128.channel_bandwidth" ||
+  if (name == "nccl.shm.bandwidth" || name == "nccl.ll.channel_bandwidth" || name == "nccl.ll128.channel_bandwidth" ||
       name == "nccl.simple.channel_bandwidth") {
     return ProfileParameter::Kind::BANDWIDTH;
   }

@@ -124,6 +124,16 @@ GpuSpec read_gpu(ValueReader v, const FileReader& f) {
       return s;
     });
     if (auto x = o.maybe("sm_store_share")) g.sm_store_share = f.figure<double>(*x, [](ValueReader r) { return r.as_number({0.0, 1.0, true}); });
+    auto channel_copy = [&](ValueReader v) {
+      return v.read_object([&](ObjectReader& c) {
+        ChannelCopySpec s;
+        s.copy_rate = f.bandwidth(c.at("copy_rate"));
+        s.store_share = f.figure<double>(c.at("store_share"), [](ValueReader r) { return r.as_number({0.0, 1.0, true}); });
+        return s;
+      });
+    };
+    if (auto x = o.maybe("nccl_ll_channel")) g.nccl_ll_channel = channel_copy(*x);
+    if (auto x = o.maybe("nccl_ll128_channel")) g.nccl_ll128_channel = channel_copy(*x);
     return g;
   });
 }

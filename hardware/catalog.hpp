@@ -53,6 +53,13 @@ struct PcieSpec {
   std::optional<Figure<Bandwidth>> host_read_bandwidth;  // a kernel's loads of pinned host memory (GPU-initiated reads)
 };
 
+// One NCCL channel's thread block with the LL or LL128 protocol, measured as a copy engine: a
+// step with L loads and S stores per payload byte takes (L (1 - s) + S s) / copy_rate.
+struct ChannelCopySpec {
+  Figure<Bandwidth> copy_rate;  // payload bytes per second of one load and one store per byte
+  Figure<double> store_share;   // the stores' share s of a copy's time
+};
+
 struct GpuSpec {
   std::string name;
   std::string vendor;
@@ -69,6 +76,8 @@ struct GpuSpec {
   NvlinkSpec nvlink;
   PcieSpec pcie;
   std::optional<Figure<double>> sm_store_share;  // one block's stores' share of its per-byte copy time, s / (l + s)
+  std::optional<ChannelCopySpec> nccl_ll_channel;     // NCCL's LL protocol, one channel
+  std::optional<ChannelCopySpec> nccl_ll128_channel;  // NCCL's LL128 protocol, one channel
 };
 
 enum class GpuFabric { NVSWITCH, NVLINK_MESH, PCIE_ONLY };

@@ -164,11 +164,6 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p) {
   return ctx.rates.simple_channel;
 }
 
-Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels) {
-  const Bandwidth block = block_rate(ctx, p);
-  return p == Protocol::LL ? std::min(ctx.rates.ll_total / std::max(1, channels), block) : block;
-}
-
 int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel) {
   if (p != Protocol::LL) return 1;
   const long long pass = std::max<long long>(1, ctx.version.device.max_threads[pi(Protocol::LL)] * 8LL);
@@ -176,9 +171,18 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
   return static_cast<int>(std::clamp<long long>(div_up(std::min(chunk, per_channel), pass), 1, steps));
 }
 
+double step_store_fraction(const ProgramContext& ctx, Protocol p) {
+  switch (p) {
+    case Protocol::LL: return ctx.rates.ll_store_fraction;
+    case Protocol::LL128: return ctx.rates.ll128_store_fraction;
+    case Protocol::SIMPLE: return ctx.rates.store_fraction;
+  }
+  return ctx.rates.store_fraction;
+}
+
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n, bool in_place) {
-  if (p != Protocol::SIMPLE || n < 2) return 1.0;
-  const double f = ctx.rates.store_fraction;
+  const double f = step_store_fraction(ctx, p);
+  if (f < 0 || n < 2) return 1.0;
   auto w = [f](int loads, int stores) { return loads * (1 - f) + stores * f; };
   const double m = n - 2;  // middle steps of a ring loop
   if (a == Algorithm::RING) {
@@ -196,8 +200,8 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
 }
 
 double ring_local_step_weight(const ProgramContext& ctx, CollectiveOp op, Protocol p, int n) {
-  if (p != Protocol::SIMPLE || n < 2) return 0.0;
-  const double f = ctx.rates.store_fraction;
+  const double f = step_store_fraction(ctx, p);
+  if (f < 0 || n < 2) return 0.0;
   switch (op) {
     case CollectiveOp::ALL_REDUCE:
     case CollectiveOp::ALL_GATHER: return 1.0;                           // recv (1, 1)
@@ -269,7 +273,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
   const int roles = H == 1 ? 1 : R;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
+  const Bandwidth cap = block_rate(ctx, s.protocol) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   std::vector<int> hop_of_role(roles);
   for (int r = 0; r < roles; ++r) {
     const int from = r;
@@ -301,7 +305,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
       Hop h;
       h.label = "local copy";
       h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
-      h.channel_cap = channel_cap(ctx, s.protocol, nch) / local_w;
+      h.channel_cap = block_rate(ctx, s.protocol) / local_w;
       h.occupancy = p.hops[hop_of_role[r]].occupancy;
       h.multiplicity = nch;
       h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
@@ -374,7 +378,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   // One connection per chain position, each a different rank's sends; data only flows down.
   p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, s.protocol, nch) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
+  const Bandwidth cap = block_rate(ctx, s.protocol) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   const int R = sys.ranks_per_host();
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Hops along the chain; distinct transports share one hop description.

@@ -31,12 +31,17 @@
 //
 // Data is split evenly over the channels NCCL uses for the size (the tuner's nMaxChannels).
 //
-// What one channel's thread block moves with Simple depends on the step's memory operations
-// (src/device/prims_simple.h, common_kernel.h reduceCopy: every step reads its sources and writes
-// its destinations, the peer's FIFO over the link among them). Per payload byte a step with L
-// loads and S stores costs
+// What one channel's thread block moves depends on the step's memory operations (Simple:
+// src/device/prims_simple.h, common_kernel.h reduceCopy; LL and LL128: prims_ll.h, prims_ll128.h:
+// every step reads its sources and writes its destinations, the peer's buffer over the link among
+// them). Per payload byte a step with L loads and S stores costs
 //   w(L, S) = L (1 - f) + S f          (a copy, L = S = 1, costs 1)
-// of the block's copy time 1 / C, C = nccl.simple.channel_bandwidth, f = nccl.store_fraction.
+// of the block's copy time 1 / C, with the protocol's C and f: Simple nccl.simple.channel_bandwidth
+// and nccl.store_fraction, LL nccl.ll.channel_bandwidth and nccl.ll.store_fraction, LL128 likewise
+// (LL and LL128 only where their store share is known; else their steps all cost 1). Measured
+// with one channel on 2 x H200 (calibrate/results/lent-2xh200-2026-11-21-channel-rate), the copy
+// rates and store shares solved from broadcast (1,2) and reduce (2,1) predict the all-reduce,
+// all-gather and reduce-scatter within 3-10% for every protocol.
 // The steps per payload byte sent (out of place; NCCL 2.28 src/device/all_reduce.h,
 // all_gather.h, reduce_scatter.h, broadcast.h, reduce.h):
 //   all-reduce      send (1,1), (n-2) recvReduceSend (2,1), recvReduceCopySend (2,2),
@@ -59,8 +64,6 @@
 // one another, so a ring all-gather of a few KiB on n ranks takes about
 //   base + 2 n o  (n - 1 sending steps and the final receive, 2 slices each; l < o hides),
 // and a large slice of S bytes S / rate + o (set_step_timing; chains keep NCCL's step latency).
-// LL and LL128 keep their per-protocol figures (the flag in every line dominates their cost): an
-// LL channel moves at most min(nccl.ll.bandwidth / channels, nccl.ll.channel_bandwidth).
 //
 // A network step is stored and forwarded at the sender: NCCL's proxy posts a step to the network
 // only once the kernel has written all of it (NCCL 2.28 src/transport/net.cc sendProxyProgress:
@@ -165,26 +168,41 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
 // and trees move each LL step in that many pieces (at most NCCL_STEPS, with as many more slots
 // per connection); 1 for the other protocols.
 int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel);
-// What one block of the protocol's ring thread count moves (nccl.{ll,ll128,simple}.channel_bandwidth),
-// and a channel's cap: the block's rate, with LL also at most nccl.ll.bandwidth / channels.
+// What one block of the protocol's ring thread count copies (nccl.{ll,ll128,simple}.channel_bandwidth):
+// a channel's cap before its steps' weights.
 Bandwidth block_rate(const ProgramContext& ctx, Protocol p);
-Bandwidth channel_cap(const ProgramContext& ctx, Protocol p, int channels);
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
-// send, or the largest w along a chain; 1 for LL, LL128 and for send/recv.
+// send, or the largest w along a chain; 1 for send/recv, and for LL and LL128 without a store share.
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks,
                    bool in_place = false);
 // A tree's split thread groups (NCCL 2.28 src/device/all_reduce.h runTreeSplit; enqueue.cc gives
 // Tree NCCL_MAX_NTHREADS = 640 threads): the reduce going up gets nthreads/2 + 64 threads with
 // Simple (320 + 64 = 384), 70% rounded down to warps with LL and LL128 (448); the broadcast coming
-// down the rest (256, 192). A group moves at its share of the protocol's per-channel figure,
-// which is that of a block of the protocol's ring thread count (max_threads: LL 512, LL128 640,
-// Simple 512):  cap = channel figure x group threads / ring threads; with LL also at most
-// nccl.ll.bandwidth / (2 x channels) (both groups of every channel share the GPU's LL limit).
+// down the rest (256, 192). Their steps: a leaf sends (1,1) up and receives (1,1) down; a middle
+// rank with k children reduces and sends (1+k, 1) up and copies and sends (1, 1+k) down (k = 1
+// in a chain, 2 at an inner node of the balanced tree); the root reduces, copies and sends
+// (1+k, 1+k) with the whole block. Measured on 2 and 4 x H200 with one channel
+// (calibrate/results/lent-4xh200-2026-11-21-tree-rate), the protocols differ:
+//  * LL: both groups share the block's copy rate C (nccl.ll.channel_bandwidth), whatever the
+//    threads: every chunk passes a rank both ways, so in steady state each group moves
+//      C / max over ranks of (w_up + w_down)
+//    (a 4-rank chain 3: 3.70 GB/s predicted, 3.78 measured; 2 ranks 2: 5.55, 5.02), where shares
+//    of the threads give 2.53 and 4.16;
+//  * LL128: a group moves at its threads' share of the figure of a ring block (640 threads), over
+//    its middle rank's step weight: C x threads / 640 / w (4 ranks down: 6.6 GB/s at one channel,
+//    10.0 measured, but at NCCL's 24 channels 5.5 measured where the shared rate gives 8.4);
+//  * Simple: its threads' share of its 512-thread figure, steps alike (one channel on 4 x H200
+//    moves 13.5 GB/s, under the 19.4 of the share; the published 2-node p4de set fits the share).
 struct TreeSplitCaps {
   Bandwidth up, down;
   int up_threads = 0, down_threads = 0;
+  double up_load = 1, down_load = 1;  // w of a middle rank's (a leaf's) up and down steps
+  double per_byte = 2;                // the busiest rank's w_up + w_down
+  bool shared = false;                // both groups at C / per_byte (LL)
 };
-TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channels);
+TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int ranks_per_host, int hosts);
+// The store share that prices a protocol's steps (negative: its steps cost alike).
+double step_store_fraction(const ProgramContext& ctx, Protocol p);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
 int nic_devices_used(const NcclSystem& sys);
 // The time one network message of `wire_bytes` takes on the network device (the plugin's

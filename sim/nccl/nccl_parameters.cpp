@@ -8,11 +8,12 @@ namespace clustersim::sim::nccl {
 const std::vector<std::string>& nccl_parameter_names() {
   static const std::vector<std::string> names = {
       "nccl.nvlink.efficiency",       "nccl.pcie.efficiency",      "nccl.net.efficiency",
-      "nccl.shm.bandwidth",           "nccl.nvls.efficiency",      "nccl.ll.bandwidth",
+      "nccl.shm.bandwidth",           "nccl.nvls.efficiency",
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
       "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
-      "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead"};
+      "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
+      "nccl.ll.store_fraction",       "nccl.ll128.store_fraction"};
   return names;
 }
 
@@ -89,22 +90,37 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                          format_significant(graph, 4) + " GB/s over NCCL's NVLink figure " +
                                          format_significant(sys.nccl_nvlink_bw(), 4) + " GB/s");
   }
-  const int index1 = N == 1 ? arch : (sys.cpu_vendor() == CpuVendor::AMD ? 1 : 0);
-  r.ll_total = params.bandwidth("nccl.ll.bandwidth",
-                                Bandwidth::gigabytes_per_second(version.tuner.ll_max_bw[index1][index2]),
-                                v + " llMaxBw");
-  // One channel's LL block: NCCL's ring estimate per channel, the graph's per-channel bandwidth x
-  // the all-reduce factor (tuning.cc: LL ring busBw = nChannels x bwIntra x 1/4, 1/3 for
+  // One channel's LL and LL128 blocks: the catalog's measured copy engine where the GPU has one
+  // (steps then cost their loads and stores, collective_program.hpp), else NCCL's per-channel
+  // figures. LL's: NCCL's ring estimate per channel, the graph's per-channel bandwidth x the
+  // all-reduce factor (tuning.cc: LL ring busBw = nChannels x bwIntra x 1/4, 1/3 for
   // all-gather-like ops on one node; the lower figure for every op).
-  r.ll_channel = params.bandwidth(
-      "nccl.ll.channel_bandwidth",
+  auto copy_rate = [&](const std::optional<hardware::ChannelCopySpec>& c, const char* name, const char* key,
+                       Bandwidth nccl_figure, const std::string& nccl_why) {
+    if (!c) return params.bandwidth(name, nccl_figure, nccl_why);
+    return params.bandwidth(name, c->copy_rate.value,
+                            "catalog " + gpu->name + " " + key + " copy_rate " + format_bandwidth(c->copy_rate.value) +
+                                " (" + c->copy_rate.source + ")");
+  };
+  auto store_share = [&](const std::optional<hardware::ChannelCopySpec>& c, const char* name, const char* key) {
+    if (c) {
+      return params.ratio(name, c->store_share.value,
+                          "catalog " + gpu->name + " " + key + " store_share " +
+                              format_significant(c->store_share.value, 3) + " (" + c->store_share.source + ")");
+    }
+    // Without a measurement the protocol's steps cost alike (a calibrated share still applies).
+    return params.has(name) ? params.ratio(name, 0.5, "loads and stores alike") : -1.0;
+  };
+  r.ll_channel = copy_rate(
+      gpu->nccl_ll_channel, "nccl.ll.channel_bandwidth", "nccl_ll_channel",
       Bandwidth::gigabytes_per_second(channels.ring.bw_intra * version.tuner.ring_ll_factor_allreduce),
       v + " ring bwIntra " + format_significant(channels.ring.bw_intra, 4) + " GB/s x LL factor " +
           format_significant(version.tuner.ring_ll_factor_allreduce, 3));
-  r.ll128_channel = params.bandwidth(
-      "nccl.ll128.channel_bandwidth",
-      Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_ring_ll128_bw[arch][index2]),
-      v + " perChMaxRingLL128Bw");
+  r.ll128_channel = copy_rate(gpu->nccl_ll128_channel, "nccl.ll128.channel_bandwidth", "nccl_ll128_channel",
+                              Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_ring_ll128_bw[arch][index2]),
+                              v + " perChMaxRingLL128Bw");
+  r.ll_store_fraction = store_share(gpu->nccl_ll_channel, "nccl.ll.store_fraction", "nccl_ll_channel");
+  r.ll128_store_fraction = store_share(gpu->nccl_ll128_channel, "nccl.ll128.store_fraction", "nccl_ll128_channel");
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");

@@ -29,15 +29,24 @@
 //                                          NCCL assumes for the GPU; NCCL 2.28's nvlsEfficiency (sm90
 //                                          0.85, sm100 0.74) x the NVLS graph's channels x speed over
 //                                          NCCL's NVLink figure (tuning.cc, search.cc)
-//   nccl.ll.bandwidth              B/s     most a GPU moves with LL (all channels); NCCL's llMaxBw
-//                                          for the GPU and node count
-//   nccl.ll.channel_bandwidth      B/s     most one channel moves with LL (its block's flag-and-data
-//                                          lines); NCCL's ring estimate per channel: the ring graph's
-//                                          bwIntra x 1/4 (tuning.cc's LL factor for all-reduce; taken
-//                                          for every op: 2 forced channels on 4 x H200 moved 5.4-8 GB/s
-//                                          each whatever the op)
-//   nccl.ll128.channel_bandwidth   B/s     most one channel moves with LL128; NCCL's
+//   nccl.ll.channel_bandwidth      B/s     what one channel's block copies with LL (one load and one
+//                                          store per payload byte; its steps cost their loads and
+//                                          stores where the store share is known); the catalog
+//                                          GPU's nccl_ll_channel copy_rate where it has one (H200
+//                                          measured 11.1 GB/s: one ring channel's broadcast and reduce
+//                                          on 2 GPUs), else NCCL's ring estimate per channel: the
+//                                          ring graph's bwIntra x 1/4 (tuning.cc's LL factor for
+//                                          all-reduce). No GPU-wide LL limit: NCCL's llMaxBw only
+//                                          steers its tuner (LL on 2 x H200 grew linearly to 32
+//                                          channels, 160 GB/s, past llMaxBw's 141)
+//   nccl.ll.store_fraction         ratio   share of an LL copy's time its stores take; the catalog
+//                                          GPU's nccl_ll_channel store_share (H200 0.647); without
+//                                          it LL's steps cost alike (unless a profile sets it)
+//   nccl.ll128.channel_bandwidth   B/s     the same with LL128; the catalog's nccl_ll128_channel
+//                                          copy_rate (H200 34.3 GB/s), else NCCL's
 //                                          perChMaxRingLL128Bw
+//   nccl.ll128.store_fraction      ratio   LL128's store share; the catalog's nccl_ll128_channel
+//                                          store_share (H200 0.560), else steps alike
 //   nccl.simple.channel_bandwidth  B/s     what one channel's block copies with Simple (one load and
 //                                          one store per byte); NCCL's perChMaxTreeBw
 //   nccl.simple.slice_overhead     s       block time of one Simple slice's synchronisation over NVLink,
@@ -104,12 +113,13 @@ struct NcclRates {
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
   double nvls_efficiency = 0;
   // Protocol limits.
-  Bandwidth ll_total;
   Bandwidth ll_channel;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
   Duration simple_slice_overhead;  // over NVLink (see the table)
   double store_fraction = 0.5;
+  // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
+  double ll_store_fraction = -1, ll128_store_fraction = -1;
   // Latency scales and figures.
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;

@@ -76,7 +76,7 @@ void add_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t
   Hop h = make_hop(ctx, t, 1.0, net ? static_cast<double>(ranks_sending_per_node) / nics : 0);
   h.wire_factor = buf.wire;
   // The rank's channels together: per-channel protocol cap times the channels in flight.
-  h.channel_cap = channel_cap(ctx, proto, static_cast<int>(streams)) * streams;
+  h.channel_cap = block_rate(ctx, proto) * streams;
   if (with_recv && proto == Protocol::SIMPLE) {
     const int warps = std::max(2, ctx.version.device.max_threads_all / 32);
     const int recv_warps = warps <= 4 ? warps / 2 : (warps - 1) / 2;

@@ -75,31 +75,39 @@ long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int he
 
 }  // namespace
 
-TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int channels) {
+TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int ranks_per_host, int hosts) {
   const auto& dev = ctx.version.device;
   const int nthreads = dev.max_threads_all;  // enqueue.cc: Tree always runs NCCL_MAX_NTHREADS
   constexpr int kWarp = 32;
-  int up_threads = 0;
-  if (p == Protocol::SIMPLE) {
-    up_threads = nthreads / 2;
-    if (up_threads >= 256) up_threads += 64;
-  } else {
-    up_threads = nthreads * 7 / (10 * kWarp) * kWarp;
-  }
-  const int down_threads = nthreads - up_threads;
-  // The per-channel figures are those of a block of the protocol's ring thread count.
-  const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
-  const Bandwidth block = block_rate(ctx, p);
   TreeSplitCaps c;
-  c.up_threads = up_threads;
-  c.down_threads = down_threads;
-  c.up = block * (up_threads / ref);
-  c.down = block * (down_threads / ref);
+  if (p == Protocol::SIMPLE) {
+    c.up_threads = nthreads / 2;
+    if (c.up_threads >= 256) c.up_threads += 64;
+  } else {
+    c.up_threads = nthreads * 7 / (10 * kWarp) * kWarp;
+  }
+  c.down_threads = nthreads - c.up_threads;
+  // Simple's steps keep the block's copy rate here (its direct sends write the peer's buffers).
+  const double f = p == Protocol::SIMPLE ? -1.0 : step_store_fraction(ctx, p);
+  auto w = [f](int loads, int stores) { return f < 0 ? 1.0 : loads * (1 - f) + stores * f; };
+  // Children of a rank below the root and of the root (see the header).
+  const int R = std::max(1, ranks_per_host), H = std::max(1, hosts);
+  int depth = 0;
+  while ((2 << depth) <= H) ++depth;
+  const int below = depth >= 2 ? 2 : (R >= 3 || (H >= 2 && R >= 2)) ? 1 : 0;
+  const int root = (R > 1 ? 1 : 0) + (H > 1 ? 1 : 0);
+  c.up_load = w(1 + below, 1);
+  c.down_load = w(1, 1 + below);
+  c.per_byte = std::max({w(1, 1) + w(1, 1), below > 0 ? c.up_load + c.down_load : 0.0, w(1 + root, 1 + root)});
+  const Bandwidth block = block_rate(ctx, p);
   if (p == Protocol::LL) {
-    // LL's GPU-wide limit is shared by both groups of every channel.
-    const Bandwidth share = ctx.rates.ll_total / (2.0 * std::max(1, channels));
-    c.up = std::min(c.up, share);
-    c.down = std::min(c.down, share);
+    c.shared = true;
+    c.up = c.down = block / c.per_byte;
+  } else {
+    // The per-channel figures are those of a block of the protocol's ring thread count.
+    const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
+    c.up = block * (c.up_threads / ref) / c.up_load;
+    c.down = block * (c.down_threads / ref) / c.down_load;
   }
   return c;
 }
@@ -136,7 +144,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Up and down share a channel's threads (split tree): each group moves at its share of the
   // block's threads (tree_split_caps).
-  const TreeSplitCaps caps = tree_split_caps(ctx, s.protocol, nch);
+  const TreeSplitCaps caps = tree_split_caps(ctx, s.protocol, R, H);
   TreeHops hops;
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
@@ -260,7 +268,7 @@ StepProgram build_nvls(const ProgramContext& ctx, const CollectiveShape& s) {
   h.transport = sys.transport(0, 1 % sys.nranks());
   h.label = "NVLS (NVSwitch multicast)";
   h.loads = {{ResourceKind::NVLS, static_cast<double>(nch)}};
-  h.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  h.channel_cap = block_rate(ctx, Protocol::SIMPLE);
   h.latency = hop_latency(ctx, h.transport, Algorithm::RING, Protocol::SIMPLE);
   h.multiplicity = nch;
   h.endpoints = {0, 0, 0, true};
@@ -300,7 +308,7 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   nv.transport = intra;
   nv.label = "NVLS (NVSwitch multicast)";
   nv.loads = {{ResourceKind::NVLS, 2.0 * nch}};  // reduce and broadcast halves in flight together
-  nv.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  nv.channel_cap = block_rate(ctx, Protocol::SIMPLE);
   nv.latency = hop_latency(ctx, intra, Algorithm::RING, Protocol::SIMPLE);
   nv.multiplicity = nch;
   nv.bytes_per_cycle = c_bytes / 2;
@@ -310,7 +318,7 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   // Every GPU is a head: per node R shares go up and down (H-1)/H of the time.
   const double per_node = nch * sys.gpus() * (H - 1.0) / H;
   Hop up = make_hop(ctx, net_t, nch * (H - 1.0) / H, per_node / nics);
-  up.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  up.channel_cap = block_rate(ctx, Protocol::SIMPLE);
   up.latency = hop_latency(ctx, net_t, Algorithm::NVLS_TREE, Protocol::SIMPLE);
   up.multiplicity = nch;
   up.bytes_per_cycle = share;
@@ -365,7 +373,7 @@ StepProgram build_collnet(const ProgramContext& ctx, const CollectiveShape& s) {
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk));
   const double c_bytes = static_cast<double>(per_channel) / chunks;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  const Bandwidth cap = block_rate(ctx, Protocol::SIMPLE);
   int scatter = -1, gather = -1;
   const int conn_s = p.add_connection(ctx.version.device.steps);
   const int conn_g = p.add_connection(ctx.version.device.steps);
@@ -417,7 +425,7 @@ StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
   const HopTransport t = sys.transport(0, 1 % n);
   const int nics = nic_devices_used(sys);
   Hop h = make_hop(ctx, t, static_cast<double>(nch), nch * sys.gpus() / static_cast<double>(nics));
-  h.channel_cap = channel_cap(ctx, Protocol::SIMPLE, nch);
+  h.channel_cap = block_rate(ctx, Protocol::SIMPLE);
   h.latency = hop_latency(ctx, t, Algorithm::PAT, Protocol::SIMPLE);
   h.multiplicity = nch;
   h.endpoints = {0, 0, 1};
