@@ -22,6 +22,8 @@ constexpr std::uint32_t RESTRICTED_ROUNDS = 8;
 
 using max_min_detail::for_each_bit;
 using max_min_detail::for_each_bit64;
+using max_min_detail::key_less;
+using max_min_detail::pick;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
 
@@ -65,7 +67,7 @@ void MaxMinSolver::gather(std::uint32_t x) {
     fill_links_of_.push_back(j);
     FillLink& k = fill_links_[j];
     ++k.a_total;
-    if (f.bottleneck == l) ++k.a_old_bottlenecked;
+    k.a_old_bottlenecked += f.bottleneck == l ? 1U : 0U;
     a_hops_.push_back(FillHop{i, k.a_head});
     k.a_head = static_cast<std::uint32_t>(a_hops_.size() - 1);
   });
@@ -169,7 +171,7 @@ bool MaxMinSolver::small_fill() {
     s.new_bottleneck[p] = bottleneck;
     for_each_bit64(s.flow_links[p], [&](std::uint32_t slot) {
       s.rem[slot] -= rate;
-      if (rate > s.a_max_rate[slot]) s.a_max_rate[slot] = rate;
+      s.a_max_rate[slot] = pick(rate > s.a_max_rate[slot], rate, s.a_max_rate[slot]);
       --s.n[slot];
     });
   };
@@ -180,7 +182,8 @@ bool MaxMinSolver::small_fill() {
     s.rem[slot] = std::max(s.rem[slot], 0.0);
     // A link whose room covers the caps of all of A's flows on it cannot hold any of them back;
     // with one flow every link counts (ties go to the lowest link id, then to the cap).
-    if (s.capsum[slot] > s.rem[slot] || flows == 1) candidates[candidate_count++] = slot;
+    candidates[candidate_count] = slot;
+    candidate_count += (s.capsum[slot] > s.rem[slot]) | (flows == 1) ? 1U : 0U;
   }
   // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
   Key least_cap{NO_CAP, UINT32_MAX};
@@ -204,11 +207,11 @@ bool MaxMinSolver::small_fill() {
         candidates[c--] = candidates[--candidate_count];  // never again
         continue;
       }
-      const Key key{std::max(s.rem[slot], 0.0) / s.n[slot], s.link_id[slot]};
-      if (key < best) {
-        best = key;
-        best_slot = slot;
-      }
+      const double level = std::max(s.rem[slot], 0.0) / s.n[slot];
+      const bool less = key_less(level, s.link_id[slot], best.level, best.id);
+      best.level = pick(less, level, best.level);
+      best.id = pick(less, s.link_id[slot], best.id);
+      best_slot = pick(less, slot, best_slot);
     }
     if (cap_flow != UINT32_MAX && least_cap < best) {
       freeze_one(cap_flow, least_cap.level, CAPPED);
@@ -391,7 +394,7 @@ bool MaxMinSolver::find_violations() {
     const LinkState& g = links_[k.id];
     k.load = k.capacity - k.rem;  // what the next fill that takes it in starts from
     const bool froze = k.fill_level != NO_CAP;
-    if (froze) k.level = k.fill_level;
+    k.level = pick(froze, k.fill_level, k.level);
     if (g.flows == k.in_a) continue;  // every flow on the link is in the part
     // The flows outside the part bottlenecked here: outsiders (as committed) and flows of A filled
     // before (as their last fill left them).
@@ -536,7 +539,7 @@ void MaxMinSolver::commit() {
   for (const FillLink& k : fill_links_) {
     LinkState& g = links_[k.id];
     g.load = std::max(0.0, k.load);
-    if (k.level != NO_CAP) g.level = k.level;
+    g.level = pick(k.level != NO_CAP, k.level, g.level);
     note_saturation(k.id);
   }
   const auto first_change = changes_.size();
