@@ -16,8 +16,8 @@
 // changes are its bytes brought up to date and its completion predicted again:
 //   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
 // Predicted completions and the ends of start latencies sit in indexed 4-ary heaps ordered by
-// (time, start sequence) (flow_time_heap.hpp; one for completions, one for latencies; flows with
-// no latency wait in a list for the event at the current time); the network keeps a single engine event armed at the
+// (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
+// list for the event at the current time); the network keeps a single engine event armed at the
 // earliest of them, and when its event is done goes straight on to its next time if nothing else
 // is due first (Simulation::advance_to). What a rate change touches per flow (bytes left, when,
 // start sequence) is kept apart from the rest of its record.
@@ -44,8 +44,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/simulation.hpp"
-#include "sim/net/flow_time_heap.hpp"
 #include "sim/net/max_min_solver.hpp"
 #include "sim/net/router.hpp"
 #include "sim/net/topology.hpp"
@@ -171,19 +171,18 @@ class FlowNetwork final : public Model, private EventHandler {
     std::int64_t last_ps = 0;
     std::uint64_t seq = 0;  // start order: breaks ties between equal times
   };
-  // Heaps of flow slots by time (picoseconds), equal times in start order.
-  struct SeqOf {
-    const std::vector<Progress>* progress;
-    std::uint64_t operator()(std::uint32_t slot) const { return (*progress)[slot].seq; }
-  };
-  using TimeHeap = FlowTimeHeap<SeqOf>;
-  // (time, start sequence) order, as the heaps keep it.
+  // Heaps of flow slots by time (picoseconds), equal times in start order: the times compared
+  // without a branch, the sequence looked up only when they are equal (IndexedHeap picks its least
+  // child by arithmetic on the results).
   struct StartOrder {
     const std::vector<Progress>* progress;
     bool operator()(std::int64_t a, std::uint32_t a_slot, std::int64_t b, std::uint32_t b_slot) const {
-      return a < b || (a == b && (*progress)[a_slot].seq < (*progress)[b_slot].seq);
+      bool lt = a < b;
+      if (a == b) [[unlikely]] lt = (*progress)[a_slot].seq < (*progress)[b_slot].seq;
+      return lt;
     }
   };
+  using TimeHeap = IndexedHeap<std::int64_t, 4, StartOrder>;
 
   void handle_event(Simulation& sim, std::uint64_t tag) override;
   void process_due(Simulation& sim);
@@ -230,8 +229,8 @@ class FlowNetwork final : public Model, private EventHandler {
   std::vector<Route> routes_;
   std::vector<std::uint32_t> free_routes_;
 
-  TimeHeap completions_{SeqOf{&progress_}};  // active flows by predicted completion
-  TimeHeap latent_{SeqOf{&progress_}};       // flows in their start latency, by its end
+  TimeHeap completions_{StartOrder{&progress_}};  // active flows by predicted completion
+  TimeHeap latent_{StartOrder{&progress_}};       // flows in their start latency, by its end
   std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
   std::size_t ready_head_ = 0;
   std::vector<std::uint32_t> finished_;
