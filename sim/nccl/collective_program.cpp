@@ -183,7 +183,7 @@ double step_store_fraction(const ProgramContext& ctx, Protocol p) {
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n, bool in_place) {
   const double f = step_store_fraction(ctx, p);
   if (f < 0 || n < 2) return 1.0;
-  auto w = [f](int loads, int stores) { return loads * (1 - f) + stores * f; };
+  auto w = [f](int loads, int stores) { return step_cost(f, loads, stores); };
   const double m = n - 2;  // middle steps of a ring loop
   if (a == Algorithm::RING) {
     // The steps that send (the final local step is ring_local_step_weight's).
@@ -205,7 +205,7 @@ double ring_local_step_weight(const ProgramContext& ctx, CollectiveOp op, Protoc
   switch (op) {
     case CollectiveOp::ALL_REDUCE:
     case CollectiveOp::ALL_GATHER: return 1.0;                           // recv (1, 1)
-    case CollectiveOp::REDUCE_SCATTER: return 2 * (1 - f) + f;           // recvReduceCopy (2, 1)
+    case CollectiveOp::REDUCE_SCATTER: return step_cost(f, 2, 1);        // recvReduceCopy (2, 1)
     default: return 0.0;
   }
 }

@@ -171,6 +171,9 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
 // What one block of the protocol's ring thread count copies (nccl.{ll,ll128,simple}.channel_bandwidth):
 // a channel's cap before its steps' weights.
 Bandwidth block_rate(const ProgramContext& ctx, Protocol p);
+// What a step with `loads` loads and `stores` stores per payload byte costs relative to a copy,
+// w(L, S) = L (1 - f) + S f, with f a protocol's store share (see the header).
+inline double step_cost(double f, int loads, int stores) { return loads * (1 - f) + stores * f; }
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for send/recv, and for LL and LL128 without a store share.
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks,
@@ -197,8 +200,7 @@ struct TreeSplitCaps {
   Bandwidth up, down;
   int up_threads = 0, down_threads = 0;
   double up_load = 1, down_load = 1;  // w of a middle rank's (a leaf's) up and down steps
-  double per_byte = 2;                // the busiest rank's w_up + w_down
-  bool shared = false;                // both groups at C / per_byte (LL)
+  double per_byte = 2;                // the busiest rank's w_up + w_down (LL: both groups at C / per_byte)
 };
 TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int ranks_per_host, int hosts);
 // The store share that prices a protocol's steps (negative: its steps cost alike).

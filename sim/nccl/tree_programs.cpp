@@ -89,19 +89,16 @@ TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int ranks_p
   c.down_threads = nthreads - c.up_threads;
   // Simple's steps keep the block's copy rate here (its direct sends write the peer's buffers).
   const double f = p == Protocol::SIMPLE ? -1.0 : step_store_fraction(ctx, p);
-  auto w = [f](int loads, int stores) { return f < 0 ? 1.0 : loads * (1 - f) + stores * f; };
+  auto w = [f](int loads, int stores) { return f < 0 ? 1.0 : step_cost(f, loads, stores); };
   // Children of a rank below the root and of the root (see the header).
   const int R = std::max(1, ranks_per_host), H = std::max(1, hosts);
-  int depth = 0;
-  while ((2 << depth) <= H) ++depth;
-  const int below = depth >= 2 ? 2 : (R >= 3 || (H >= 2 && R >= 2)) ? 1 : 0;
+  const int below = depth_of(H) >= 2 ? 2 : (R >= 3 || (H >= 2 && R >= 2)) ? 1 : 0;
   const int root = (R > 1 ? 1 : 0) + (H > 1 ? 1 : 0);
   c.up_load = w(1 + below, 1);
   c.down_load = w(1, 1 + below);
   c.per_byte = std::max({w(1, 1) + w(1, 1), below > 0 ? c.up_load + c.down_load : 0.0, w(1 + root, 1 + root)});
   const Bandwidth block = block_rate(ctx, p);
   if (p == Protocol::LL) {
-    c.shared = true;
     c.up = c.down = block / c.per_byte;
   } else {
     // The per-channel figures are those of a block of the protocol's ring thread count.
@@ -142,8 +139,8 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
-  // Up and down share a channel's threads (split tree): each group moves at its share of the
-  // block's threads (tree_split_caps).
+  // Up and down share a channel's block (split tree): each group moves at its threads' share, or
+  // with LL at the block's rate shared by both (tree_split_caps).
   const TreeSplitCaps caps = tree_split_caps(ctx, s.protocol, R, H);
   TreeHops hops;
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {

@@ -37,7 +37,6 @@ TEST_CASE("a tree's up and down groups: LL128 and Simple at their threads' share
   const TreeSplitCaps ll128 = tree_split_caps(ctx, Protocol::LL128, 4, 1);
   CHECK(ll128.up_threads == 448);
   CHECK(ll128.down_threads == 192);
-  CHECK_FALSE(ll128.shared);
   CHECK(ll128.up.gigabytes_per_second() == Approx(34.3 * 0.7 / 1.44));
   CHECK(ll128.down.gigabytes_per_second() == Approx(34.3 * 0.3 / 1.56));
   // Simple: up 640 / 2 + 64 = 384, down 256, of a 512-thread ring block, steps alike: 0.75 and
@@ -51,7 +50,6 @@ TEST_CASE("a tree's up and down groups: LL128 and Simple at their threads' share
   // stores' worth per byte (w(2,1) + w(1,2) = 3 whatever f) is the busiest (a leaf's 2, the
   // root's (2,2) = 2): 11.1 / 3 = 3.7 GB/s each way (3.78 measured with one channel).
   const TreeSplitCaps ll = tree_split_caps(ctx, Protocol::LL, 4, 1);
-  CHECK(ll.shared);
   CHECK(ll.per_byte == Approx(3.0));
   CHECK(ll.up.gigabytes_per_second() == Approx(11.1 / 3));
   CHECK(ll.down.gigabytes_per_second() == Approx(11.1 / 3));
