@@ -313,6 +313,35 @@ void FlowNetwork::apply_rate_changes() {
   }
 }
 
+void FlowNetwork::prefetch_next(int stage) const {
+  if (!completions_.empty()) {
+    const std::uint32_t c = completions_.top_id();
+    if (stage == 1) {
+      __builtin_prefetch(&flows_[c]);
+      __builtin_prefetch(&progress_[c]);
+      solver_.prefetch_flow(c);
+    } else if (stage == 2) {
+      solver_.prefetch_hops(c);
+    } else {
+      solver_.prefetch_links(c);
+    }
+  }
+  if (!latent_.empty()) {
+    const std::uint32_t l = latent_.top_id();
+    if (stage == 1) {
+      __builtin_prefetch(&flows_[l]);
+      solver_.prefetch_flow(l);
+    } else if (flows_[l].latent_route != NO_INDEX) {
+      const Route& r = routes_[flows_[l].latent_route];
+      if (stage == 2) {
+        __builtin_prefetch(&r);
+      } else {
+        solver_.prefetch_route(r.links());
+      }
+    }
+  }
+}
+
 void FlowNetwork::finish(std::uint32_t slot) {
   flows_[slot].state = FINISHING;
   finished_.push_back(slot);
@@ -395,6 +424,7 @@ void FlowNetwork::process_due(Simulation& sim) {
         ready_head_ = 0;
       }
       if (finished_.empty()) break;
+      prefetch_next(1);
       // Completion callbacks may start or cancel transfers; they see a consistent network.
       for (std::size_t i = 0; i < finished_.size(); ++i) {
         const std::uint32_t f = finished_[i];
@@ -413,8 +443,10 @@ void FlowNetwork::process_due(Simulation& sim) {
         if (fn) fn(done);
       }
       finished_.clear();
+      prefetch_next(2);
     }
     apply_rate_changes();
+    prefetch_next(3);
   } catch (...) {
     // A callback threw: the flows it had not reached are done all the same.
     for (const std::uint32_t f : finished_) {

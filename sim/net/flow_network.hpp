@@ -22,6 +22,13 @@
 // is due first (Simulation::advance_to). What a rate change touches per flow (bytes left, when,
 // start sequence) is kept apart from the rest of its record.
 //
+// Prefetching: the next completion and the next end of latency are known (the tops of the heaps)
+// long before they are handled, so while the callbacks and the solve of the current time run, the
+// network asks the memory for what those will touch, in three stages each reading only what the
+// stage before brought in: the records (after the current time's pops), the blocks of hops and
+// the latent route (after the callbacks), the links (after the solve). At 10,000 flows nearly
+// every such record is a miss in the core's own caches; the hints change no result.
+//
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their
 // completion callbacks start - is gathered and the rates are recomputed once, at the end of the
@@ -199,6 +206,9 @@ class FlowNetwork final : public Model, private EventHandler {
   void activate_latent(std::uint32_t slot);
   void finish(std::uint32_t slot);
   void apply_rate_changes();
+  // Asks the memory for what the next completion and the next end of latency will touch, in
+  // three stages so that each reads only what the one before brought in.
+  void prefetch_next(int stage) const;
   double moved(std::uint32_t slot) const;
   void arm(TimePoint t);
   void rearm();

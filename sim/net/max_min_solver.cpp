@@ -202,6 +202,13 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   added_.push_back(flow);
 }
 
+void MaxMinSolver::prefetch_links(std::uint32_t flow) const {
+  if (flow >= flows_.size() || flows_[flow].state == FREE) return;
+  const Flow& f = flows_[flow];
+  const Hop* hops = hops_.at(f.hop_begin);
+  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hops[h].link]);
+}
+
 void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
   if (flow >= flows_.size() || flows_[flow].state == FREE) {
     throw std::logic_error("flow slot " + std::to_string(flow) + " is not in use");

@@ -153,6 +153,20 @@ class MaxMinSolver {
   // Takes a flow off its links (started or not yet solved), crediting `bytes_moved` to each.
   void remove_flow(std::uint32_t flow, double bytes_moved = 0);
   bool needs_solve() const { return !added_.empty() || !dirty_.empty(); }
+  // Hints, for a flow that a coming change will touch: its record (stage 1), then, once that has
+  // arrived, its block of hops (stage 2), then its links (stage 3). They change nothing; a hint on
+  // a slot not in use is harmless.
+  void prefetch_flow(std::uint32_t flow) const {
+    if (flow < flows_.size()) __builtin_prefetch(&flows_[flow]);
+  }
+  void prefetch_hops(std::uint32_t flow) const {
+    if (flow < flows_.size() && flows_[flow].state != FREE) __builtin_prefetch(hops_.at(flows_[flow].hop_begin));
+  }
+  void prefetch_links(std::uint32_t flow) const;
+  // The links of a route about to be added.
+  void prefetch_route(std::span<const LinkId> route) const {
+    for (const LinkId l : route) __builtin_prefetch(&links_[l]);
+  }
 
   struct RateChange {
     std::uint32_t flow;
