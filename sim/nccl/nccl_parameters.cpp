@@ -102,14 +102,21 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                             "catalog " + gpu->name + " " + key + " copy_rate " + format_bandwidth(c->copy_rate.value) +
                                 " (" + c->copy_rate.source + ")");
   };
-  auto store_share = [&](const std::optional<hardware::ChannelCopySpec>& c, const char* name, const char* key) {
-    if (c) {
-      return params.ratio(name, c->store_share.value,
-                          "catalog " + gpu->name + " " + key + " store_share " +
-                              format_significant(c->store_share.value, 3) + " (" + c->store_share.source + ")");
+  // A store share from the catalog's figure `share` (absent: none measured). Without one, Simple's
+  // loads and stores count alike (0.5); LL's and LL128's steps all cost a copy (-1), unless a
+  // profile sets the share.
+  auto store_share = [&](const hardware::Figure<double>* share, const char* name, const std::string& key,
+                         bool steps_alike) {
+    if (share) {
+      return params.ratio(name, share->value,
+                          "catalog " + gpu->name + " " + key + " " + format_significant(share->value, 3) + " (" +
+                              share->source + ")");
     }
-    // Without a measurement the protocol's steps cost alike (a calibrated share still applies).
-    return params.has(name) ? params.ratio(name, 0.5, "loads and stores alike") : -1.0;
+    if (steps_alike && !params.has(name)) return -1.0;
+    return params.ratio(name, 0.5, "loads and stores alike");
+  };
+  auto channel_share = [](const std::optional<hardware::ChannelCopySpec>& c) {
+    return c ? &c->store_share : nullptr;
   };
   r.ll_channel = copy_rate(
       gpu->nccl_ll_channel, "nccl.ll.channel_bandwidth", "nccl_ll_channel",
@@ -119,20 +126,17 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.ll128_channel = copy_rate(gpu->nccl_ll128_channel, "nccl.ll128.channel_bandwidth", "nccl_ll128_channel",
                               Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_ring_ll128_bw[arch][index2]),
                               v + " perChMaxRingLL128Bw");
-  r.ll_store_fraction = store_share(gpu->nccl_ll_channel, "nccl.ll.store_fraction", "nccl_ll_channel");
-  r.ll128_store_fraction = store_share(gpu->nccl_ll128_channel, "nccl.ll128.store_fraction", "nccl_ll128_channel");
+  r.ll_store_fraction = store_share(channel_share(gpu->nccl_ll_channel), "nccl.ll.store_fraction",
+                                    "nccl_ll_channel store_share", true);
+  r.ll128_store_fraction = store_share(channel_share(gpu->nccl_ll128_channel), "nccl.ll128.store_fraction",
+                                       "nccl_ll128_channel store_share", true);
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");
   // The catalog's measured share of a block's stores (clustersim-storeprobe: one 512-thread block,
   // outputs in the GPU's own memory) where it has one; otherwise loads and stores alike.
-  if (const auto& share = gpu->sm_store_share) {
-    r.store_fraction = params.ratio("nccl.store_fraction", share->value,
-                                    "catalog " + gpu->name + " sm_store_share " + format_significant(share->value, 3) +
-                                        " (" + share->source + ")");
-  } else {
-    r.store_fraction = params.ratio("nccl.store_fraction", 0.5, "loads and stores alike");
-  }
+  r.store_fraction = store_share(gpu->sm_store_share ? &*gpu->sm_store_share : nullptr, "nccl.store_fraction",
+                                 "sm_store_share", false);
   {
     const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(Algorithm::RING)];
     const double extra_us = lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];

@@ -4,8 +4,6 @@
 #include <bit>
 #include <cstdint>
 
-#include "sim/engine/branch_free.hpp"
-
 namespace clustersim::sim::max_min_detail {
 
 // A link is saturated when its load is within this fraction of its capacity; two rates within
@@ -13,8 +11,6 @@ namespace clustersim::sim::max_min_detail {
 inline constexpr double TOLERANCE = 1e-9;
 // A rate that moves by less than this fraction of itself is left as it was.
 inline constexpr double RATE_TOLERANCE = 1e-12;
-
-using sim::pick;  // sim/engine/branch_free.hpp
 
 // Key order (level, then id) without a branch.
 inline bool key_less(double level, std::uint32_t id, double other_level, std::uint32_t other_id) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/engine/branch_free.hpp"
 #include "sim/net/max_min_detail.hpp"
 #include "sim/net/max_min_solver.hpp"
 
@@ -23,7 +24,6 @@ constexpr std::uint32_t RESTRICTED_ROUNDS = 8;
 using max_min_detail::for_each_bit;
 using max_min_detail::for_each_bit64;
 using max_min_detail::key_less;
-using max_min_detail::pick;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
 

@@ -244,7 +244,7 @@ class MaxMinSolver {
   struct Key {
     double level;
     std::uint32_t id;
-    bool operator<(const Key& o) const { return level < o.level || (level == o.level && id < o.id); }
+    bool operator<(const Key& o) const { return max_min_detail::key_less(level, id, o.level, o.id); }
   };
   // The fill's own copies, numbered in the order they joined this solve.
   struct FillLink {  // a hot link of the flows of A
