@@ -178,31 +178,32 @@ inline double step_cost(double f, int loads, int stores) { return loads * (1 - f
 // send, or the largest w along a chain; 1 for send/recv, and for LL and LL128 without a store share.
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks,
                    bool in_place = false);
-// A tree's split thread groups (NCCL 2.28 src/device/all_reduce.h runTreeSplit; enqueue.cc gives
-// Tree NCCL_MAX_NTHREADS = 640 threads): the reduce going up gets nthreads/2 + 64 threads with
-// Simple (320 + 64 = 384), 70% rounded down to warps with LL and LL128 (448); the broadcast coming
-// down the rest (256, 192). Their steps: a leaf sends (1,1) up and receives (1,1) down; a middle
-// rank with k children reduces and sends (1+k, 1) up and copies and sends (1, 1+k) down (k = 1
-// in a chain, 2 at an inner node of the balanced tree); the root reduces, copies and sends
-// (1+k, 1+k) with the whole block. Measured on 2 and 4 x H200 with one channel
-// (calibrate/results/lent-4xh200-2026-11-21-tree-rate), the protocols differ:
-//  * LL: both groups share the block's copy rate C (nccl.ll.channel_bandwidth), whatever the
-//    threads: every chunk passes a rank both ways, so in steady state each group moves
-//      C / max over ranks of (w_up + w_down)
-//    (a 4-rank chain 3: 3.70 GB/s predicted, 3.78 measured; 2 ranks 2: 5.55, 5.02), where shares
-//    of the threads give 2.53 and 4.16;
-//  * LL128: a group moves at its threads' share of the figure of a ring block (640 threads), over
-//    its middle rank's step weight: C x threads / 640 / w (4 ranks down: 6.6 GB/s at one channel,
-//    10.0 measured, but at NCCL's 24 channels 5.5 measured where the shared rate gives 8.4);
-//  * Simple: its threads' share of its 512-thread figure, steps alike (one channel on 4 x H200
-//    moves 13.5 GB/s, under the 19.4 of the share; the published 2-node p4de set fits the share).
-struct TreeSplitCaps {
-  Bandwidth up, down;
-  int up_threads = 0, down_threads = 0;
-  double up_load = 1, down_load = 1;  // w of a middle rank's (a leaf's) up and down steps
-  double per_byte = 2;                // the busiest rank's w_up + w_down (LL: both groups at C / per_byte)
+// A tree's thread block (NCCL 2.28 src/device/all_reduce.h runTreeSplit; enqueue.cc gives Tree
+// NCCL_MAX_NTHREADS = 640 threads). Each rank's block on a channel splits into two groups: the
+// reduce going up gets nthreads/2 + 64 threads with Simple (384), 70% rounded down to warps with
+// LL and LL128 (448); the broadcast coming down the rest (256, 192); the root's whole block
+// reduces, copies and sends. Their steps, in loads and stores per byte: a leaf sends (1,1) up; a
+// middle rank with k children reduces and sends (1+k, 1) up and copies and sends (1, 1+k) down
+// (k = 1 in a chain, 2 at an inner node of the balanced tree); the root (1+k, 1+k).
+// Inside a node both groups share the block (step_program.hpp's shared resources): a step costs
+// w(L, S) / C block seconds per byte, C the protocol's copy rate (nccl.*.channel_bandwidth), so
+// a group alone moves C / w and, once both are busy, a middle rank moves C / (w_up + w_down) =
+// C / 3 in a chain whatever f. Measured with one channel on 4 x H200 (calibrate/results/
+// lent-4xh200-2026-11-21-tree-rate): LL 3.79 GB/s (11.1 / 3 = 3.70), Simple 13.5 (40.8 / 3 =
+// 13.6), LL128 10.0 (34.3 / 3 = 11.4, held to 10.3 by the cap below). The groups' links are
+// shared the same way (Hop::link_shared: a middle rank sends one flow each way per channel).
+// LL128's groups are also held to their threads' share of a 640-thread ring block, C x threads
+// / 640 (up 0.7 C, down 0.3 C: 10.3 GB/s on the H200, 10.0 measured).
+// Network steps are not charged to the block (the kernel fills the proxy's buffer; the network
+// paces the step): each moves at most at its group's threads' share over its step's weight,
+// C x threads / ref / w(2,1) up and / w(1,2) down (ref the protocol's ring block: 512 threads
+// for Simple and LL, 640 for LL128), which the published p5 and p4de sets fit.
+struct TreeBlock {
+  Bandwidth copy_rate;          // C
+  double store_fraction = 0.5;  // f of w(L, S) (0.5 where the protocol has none: loads and stores alike)
+  Bandwidth up_cap, down_cap;   // the groups' threads' shares of C
 };
-TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int ranks_per_host, int hosts);
+TreeBlock tree_block(const ProgramContext& ctx, Protocol p);
 // The store share that prices a protocol's steps (negative: its steps cost alike).
 double step_store_fraction(const ProgramContext& ctx, Protocol p);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).

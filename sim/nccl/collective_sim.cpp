@@ -42,6 +42,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const int n = n_ * copies;
     pending_.assign(n, 0);
     ready_ps_.assign(n, (sim_.now() + program_.fixed).picoseconds());
+    blocks_.assign(static_cast<std::size_t>(copies) * static_cast<std::size_t>(program_.shared), ShareTimeline{});
     conn_next_.assign(n, -1);
     credit_target_.assign(n, -1);
     consumers_left_.assign(n, 0);
@@ -245,13 +246,24 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const Transfer& t = program_.transfers[k % n_];
     const Hop& hop = program_.hops[t.hop];
     const std::int64_t now = sim_.now().picoseconds();
-    // The connection's next step may go once this one is serialised.
-    if (conn_next_[k] >= 0) satisfy(conn_next_[k], now + ps_of(t.bytes / hop.rate.bytes_per_second()));
+    // The connection's next step may go once this one is serialised: at the hop's rate, or where
+    // the transfer charges its thread block, once it has had its share of the block (placed in
+    // start order; the network shares the links itself, so no link is charged here).
+    double serial = t.bytes / hop.rate.bytes_per_second();
+    if (t.block >= 0 && t.block_cost > 0) {
+      ShareTimeline& line = blocks_[static_cast<std::size_t>(k / n_) * static_cast<std::size_t>(program_.shared) +
+                                    static_cast<std::size_t>(t.block)];
+      const double start_s = static_cast<double>(now) * 1e-12;
+      serial = ShareTimeline::place(start_s, t.bytes, hop.rate.bytes_per_second(), {&line, t.block_cost}, {nullptr, 0}) -
+               start_s;
+    }
+    if (conn_next_[k] >= 0) satisfy(conn_next_[k], now + ps_of(serial));
     const std::vector<Route> routes = routes_for(k);
     const double share = static_cast<double>(hop.multiplicity) / lanes_ / static_cast<double>(routes.size());
     const double wire = t.bytes * share * hop.wire_factor / eff_[t.hop];
     FlowOptions opt;
-    const double cap = hop.channel_cap.bytes_per_second();
+    double cap = hop.channel_cap.bytes_per_second();
+    if (t.block >= 0 && serial > 0) cap = std::min(cap, t.bytes / serial);
     if (std::isfinite(cap) && cap < 1e14) {
       opt.rate_cap = Bandwidth::bytes_per_second(cap * share * hop.wire_factor / eff_[t.hop]);
     }
@@ -327,6 +339,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
   std::vector<std::vector<int>> dependents_;
   std::vector<int> subflows_left_;
   std::vector<std::int64_t> route_latency_ps_;
+  std::vector<ShareTimeline> blocks_;  // per copy, the program's shared resources
   std::shared_ptr<CollectiveRun> keep_alive_;
   int n_ = 0;      // transfers of the program
   int lanes_ = 1;

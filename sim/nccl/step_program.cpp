@@ -1,6 +1,7 @@
 #include "sim/nccl/step_program.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -58,11 +59,76 @@ void StepProgram::place_last(int src_gpu, int dst_gpu, int src_node, int dst_nod
   t.dst_node = dst_node;
 }
 
+void StepProgram::charge_last(int block, double cost, int link) {
+  if (block >= shared || link >= shared) throw std::logic_error("a transfer charges a resource the program does not have");
+  transfers.back().block = block;
+  transfers.back().block_cost = cost;
+  transfers.back().link = link;
+}
+
+std::size_t ShareTimeline::segment(double t) const {
+  const auto it = std::upper_bound(at_.begin(), at_.end(), t);
+  return it == at_.begin() ? 0 : static_cast<std::size_t>(it - at_.begin()) - 1;
+}
+
+std::size_t ShareTimeline::split(double t) {
+  const std::size_t k = segment(t);
+  if (at_[k] == t) return k;
+  at_.insert(at_.begin() + static_cast<std::ptrdiff_t>(k) + 1, t);
+  used_.insert(used_.begin() + static_cast<std::ptrdiff_t>(k) + 1, used_[k]);
+  return k + 1;
+}
+
+void ShareTimeline::add(double from, double to, double share) {
+  if (!(to > from) || share <= 0) return;
+  const std::size_t begin = split(from);
+  const std::size_t end = split(to);  // after `begin`: splitting there leaves `begin` in place
+  for (std::size_t k = begin; k < end; ++k) used_[k] = std::min(1.0, used_[k] + share);
+}
+
+double ShareTimeline::place(double start, double bytes, double max_rate, Charge a, Charge b) {
+  if (bytes <= 0) return start;
+  const std::array<Charge, 2> charges{a, b};
+  // The rate over time (what each resource leaves, at most max_rate), piece by piece.
+  struct Piece {
+    double from, to, rate;
+  };
+  std::vector<Piece> pieces;
+  double t = start, left = bytes;
+  for (;;) {
+    double rate = max_rate, next = std::numeric_limits<double>::infinity();
+    for (const Charge& c : charges) {
+      if (c.line == nullptr || c.cost <= 0) continue;
+      const std::size_t k = c.line->segment(t);
+      rate = std::min(rate, std::max(0.0, 1.0 - c.line->used_[k]) / c.cost);
+      if (k + 1 < c.line->at_.size()) next = std::min(next, c.line->at_[k + 1]);
+    }
+    if (!(rate > 1e-9 * max_rate) && !std::isfinite(next)) throw std::logic_error("a shared resource is full for ever");
+    if (rate > 0) {
+      const double finish = t + left / rate;
+      if (finish <= next) {
+        pieces.push_back({t, finish, rate});
+        break;
+      }
+      pieces.push_back({t, next, rate});
+      left -= rate * (next - t);
+    }
+    t = next;
+  }
+  for (const Charge& c : charges) {
+    if (c.line == nullptr || c.cost <= 0) continue;
+    for (const Piece& p : pieces) c.line->add(p.from, p.to, p.rate * c.cost);
+  }
+  return pieces.back().to;
+}
+
 void assign_rates(StepProgram& p, const Capacities& caps) {
   // Seconds per pipeline item that each resource class needs for all its flows.
   std::array<double, kNumResourceKinds> cycle{};
+  auto gpu_link = [](ResourceKind k) { return k != ResourceKind::NIC_OUT && k != ResourceKind::NIC_IN && k != ResourceKind::NVLS; };
   for (const Hop& h : p.hops) {
     for (const ResourceLoad& l : h.loads) {
+      if (h.link_shared && gpu_link(l.kind)) continue;
       const int k = static_cast<int>(l.kind);
       const double cap = caps.per_instance[k].bytes_per_second();
       if (cap > 0) cycle[k] += l.flows * h.bytes_per_cycle * h.wire_factor / cap;
@@ -70,7 +136,13 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
   }
   for (Hop& h : p.hops) {
     double link = std::numeric_limits<double>::infinity();
+    h.link_cost = 0;
     for (const ResourceLoad& l : h.loads) {
+      if (h.link_shared && gpu_link(l.kind)) {
+        const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
+        if (h.link_cost == 0 && cap > 0) h.link_cost = h.wire_factor * h.multiplicity / cap;
+        continue;
+      }
       const double c = cycle[static_cast<int>(l.kind)];
       if (c <= 0 || h.bytes_per_cycle <= 0) continue;
       link = std::min(link, h.bytes_per_cycle / c);
@@ -87,6 +159,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   std::vector<double> finish(n), arrival(n), consumed(n);
   std::vector<std::vector<int>> conn_seq(p.connections);
   std::vector<double> conn_free(p.connections, 0.0);
+  std::vector<ShareTimeline> shared(static_cast<std::size_t>(p.shared));
   const double t0 = p.fixed.seconds();
   double last = t0;
   std::vector<double> conn_first(p.connections, std::numeric_limits<double>::infinity());
@@ -105,7 +178,13 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
     const double rate = h.rate.bytes_per_second();
-    finish[i] = start + h.occupancy.seconds() + t.bytes / rate;
+    if (t.block >= 0 || t.link >= 0) {
+      finish[i] = ShareTimeline::place(start + h.occupancy.seconds(), t.bytes, rate,
+                                       {t.block >= 0 ? &shared[t.block] : nullptr, t.block_cost},
+                                       {t.link >= 0 ? &shared[t.link] : nullptr, h.link_cost});
+    } else {
+      finish[i] = start + h.occupancy.seconds() + t.bytes / rate;
+    }
     arrival[i] = finish[i] + h.forward.seconds() + h.latency.seconds();
     consumed[i] = arrival[i];
     for (int k = 0; k < 3; ++k) {

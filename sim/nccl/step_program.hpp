@@ -27,6 +27,26 @@
 // (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit:
 //   cycle(r) = sum over flows f on r of wire_bytes_per_item(f) / capacity(r)
 //   rate(f)  = min(channel cap, min over r of bytes_per_item(f) / cycle(r))
+//
+// Shared resources used unevenly over time (the static share above assumes every flow of a hop is
+// always busy, true of a ring's steady state, not of a tree's pipeline filling): a transfer may
+// charge up to two resources of the program, each of capacity 1, with a cost in resource seconds
+// per payload byte:
+//  * its sending thread block (a rank's channel; the tree's up and down thread groups share one):
+//    cost = w / C, w the step's loads and stores, C the block's copy rate;
+//  * its sender's GPU link (a hop marked link_shared): cost = wire_factor x multiplicity /
+//    capacity, the representative flow standing for `multiplicity` channels on that link; such a
+//    hop leaves its GPU links out of the static share. Only the analytic pass charges links: the
+//    event simulation's network shares them itself.
+// Sharing is work-conserving: what the transfers placed before leave, a transfer may use, at a rate
+// up to its hop's. Its body lasts until it has moved its bytes:
+//   rate_i(t) = min(rate(hop(i)), min over its charges c of (1 - used(c, t)) / cost(c))
+//   finish(i) = the time when integral from start(i) + occupancy of rate_i(t) dt reaches bytes(i)
+// with used(c, t) the share the transfers placed before it take at t (ShareTimeline). Alone on
+// its block a transfer runs at min(rate, C / w); two groups busy together share it, so in steady
+// state a rank whose groups need w_up + w_down per byte moves C / (w_up + w_down). Transfers are
+// placed in program order (the event simulation: in start order), which decides who gets a
+// contested share first; the resource's total use is the same either way.
 
 #include <array>
 #include <cstdint>
@@ -77,6 +97,11 @@ struct Hop {
   Bandwidth rate;               // assigned by assign_rates: uncontended payload rate of one flow
   Bandwidth link_rate;          // the same from the resources alone, before the channel cap
   HopEndpoints endpoints;
+  // The sender's GPU links are a shared resource of the program (Transfer::link), not a static
+  // share: assign_rates leaves the GPU's NVLink, PCIe and SHM loads out of `rate` and sets
+  // link_cost = wire_factor x multiplicity / capacity of the first of them.
+  bool link_shared = false;
+  double link_cost = 0;         // link seconds per payload byte
   int multiplicity = 1;         // identical flows this representative flow stands for (channels)
 };
 
@@ -90,12 +115,37 @@ struct Transfer {
   std::int32_t src_node = 0, dst_node = -1;
   std::array<int, 3> deps{-1, -1, -1};
   std::array<bool, 3> consumes{false, false, false};  // this transfer reads (and frees) the dep's slot
+  int block = -1;                // shared resource: the thread block whose time it takes (-1: none)
+  double block_cost = 0;         // block seconds per payload byte (w / C)
+  int link = -1;                 // shared resource: the sender's GPU link (hop.link_shared; analytic only)
+};
+
+// How much of one shared resource is in use over time: piecewise constant, from the transfers
+// placed on it so far (see the header).
+class ShareTimeline {
+ public:
+  struct Charge {
+    ShareTimeline* line = nullptr;
+    double cost = 0;  // resource seconds per payload byte
+  };
+  // Places a body of `bytes` that may start at `start`, at a rate up to `max_rate` (bytes per
+  // second) and what the charged resources have left; reserves their use and returns its finish.
+  static double place(double start, double bytes, double max_rate, Charge a, Charge b);
+
+ private:
+  std::size_t segment(double t) const;  // the segment holding t
+  std::size_t split(double t);          // a segment starting at t (t >= 0)
+  void add(double from, double to, double share);
+  // used_[k] holds on [at_[k], at_[k + 1]) (the last segment runs on for ever).
+  std::vector<double> at_{0.0};
+  std::vector<double> used_{0.0};
 };
 
 struct StepProgram {
   std::vector<Hop> hops;
   std::vector<Transfer> transfers;   // in an order where every dependency comes first
   int connections = 0;
+  int shared = 0;                    // shared resources the transfers name (blocks, links)
   std::vector<int> window;           // slots per connection (in transfers)
   Duration fixed;                    // t0: the collective's fixed cost
   double channel_payload_bytes = 0;  // payload one channel carries (for reports)
@@ -109,6 +159,10 @@ struct StepProgram {
 
   int add_hop(Hop h);
   int add_connection(int window_transfers);
+  int add_shared() { return shared++; }
+  // Makes the last transfer added take `cost` seconds per payload byte of resource `block`, and
+  // (>= 0) its hop's link cost of resource `link`.
+  void charge_last(int block, double cost, int link = -1);
   int add(int hop, int conn, double bytes, std::initializer_list<int> deps = {}, bool consumes_first_dep = false);
   // Sets the placement of the last transfer added.
   void place_last(int src_gpu, int dst_gpu, int src_node, int dst_node);

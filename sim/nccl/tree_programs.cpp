@@ -75,38 +75,23 @@ long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int he
 
 }  // namespace
 
-TreeSplitCaps tree_split_caps(const ProgramContext& ctx, Protocol p, int ranks_per_host, int hosts) {
+TreeBlock tree_block(const ProgramContext& ctx, Protocol p) {
+  TreeBlock b;
+  b.copy_rate = block_rate(ctx, p);
+  const double f = step_store_fraction(ctx, p);
+  b.store_fraction = f < 0 ? 0.5 : f;
   const auto& dev = ctx.version.device;
   const int nthreads = dev.max_threads_all;  // enqueue.cc: Tree always runs NCCL_MAX_NTHREADS
   constexpr int kWarp = 32;
-  TreeSplitCaps c;
+  int up_threads = nthreads * 7 / (10 * kWarp) * kWarp;
   if (p == Protocol::SIMPLE) {
-    c.up_threads = nthreads / 2;
-    if (c.up_threads >= 256) c.up_threads += 64;
-  } else {
-    c.up_threads = nthreads * 7 / (10 * kWarp) * kWarp;
+    up_threads = nthreads / 2;
+    if (up_threads >= 256) up_threads += 64;
   }
-  c.down_threads = nthreads - c.up_threads;
-  // Simple's steps keep the block's copy rate here (its direct sends write the peer's buffers).
-  const double f = p == Protocol::SIMPLE ? -1.0 : step_store_fraction(ctx, p);
-  auto w = [f](int loads, int stores) { return f < 0 ? 1.0 : step_cost(f, loads, stores); };
-  // Children of a rank below the root and of the root (see the header).
-  const int R = std::max(1, ranks_per_host), H = std::max(1, hosts);
-  const int below = depth_of(H) >= 2 ? 2 : (R >= 3 || (H >= 2 && R >= 2)) ? 1 : 0;
-  const int root = (R > 1 ? 1 : 0) + (H > 1 ? 1 : 0);
-  c.up_load = w(1 + below, 1);
-  c.down_load = w(1, 1 + below);
-  c.per_byte = std::max({w(1, 1) + w(1, 1), below > 0 ? c.up_load + c.down_load : 0.0, w(1 + root, 1 + root)});
-  const Bandwidth block = block_rate(ctx, p);
-  if (p == Protocol::LL) {
-    c.up = c.down = block / c.per_byte;
-  } else {
-    // The per-channel figures are those of a block of the protocol's ring thread count.
-    const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
-    c.up = block * (c.up_threads / ref) / c.up_load;
-    c.down = block * (c.down_threads / ref) / c.down_load;
-  }
-  return c;
+  const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
+  b.up_cap = b.copy_rate * (up_threads / ref);
+  b.down_cap = b.copy_rate * ((nthreads - up_threads) / ref);
+  return b;
 }
 
 namespace {
@@ -139,14 +124,20 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
-  // Up and down share a channel's block (split tree): each group moves at its threads' share, or
-  // with LL at the block's rate shared by both (tree_split_caps).
-  const TreeSplitCaps caps = tree_split_caps(ctx, s.protocol, R, H);
+  // Up and down share each rank's block (split tree, tree_block): the transfers charge it.
+  const TreeBlock blk = tree_block(ctx, s.protocol);
   TreeHops hops;
+  // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
+  // the network paces it): it moves at most at the block's rate for its step alone, C / w.
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
+    h.link_shared = t.kind != TransportKind::NET;
+    if (!h.link_shared) {
+      h.channel_cap = (up ? blk.up_cap : blk.down_cap) / step_cost(blk.store_fraction, up ? 2 : 1, up ? 1 : 2);
+    } else if (s.protocol == Protocol::LL128) {
+      h.channel_cap = up ? blk.up_cap : blk.down_cap;
+    }
     h.wire_factor = buf.wire;
-    h.channel_cap = up ? caps.up : caps.down;
     h.latency = hop_latency(ctx, t, Algorithm::TREE, s.protocol);
     h.multiplicity = nch;
     h.endpoints = {src, dst, node};
@@ -154,7 +145,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   };
   if (R > 1) {
     const HopTransport t = sys.transport(1, 0);
-    const double f = nch * (R - 1.0) / R;
+    // The busiest GPU's links: a middle rank of the chain sends one flow each way per channel
+    // (with two ranks each sends one flow in all).
+    const double f = R >= 3 ? nch : nch * (R - 1.0) / R;
     hops.up_intra = make(t, f, 0, 1, 0, 0, true);
     hops.down_intra = make(sys.transport(0, 1), f, 0, 0, 1, 0, false);
   }
@@ -192,6 +185,28 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   for (int d = 0; d < levels; ++d) down_net_conn[d] = p.add_connection(2 * buf.steps * pieces);
 
   std::vector<int> up(levels * R), net_up(levels), down(levels * R), net_down(levels);
+  // One block per rank (role); a step with L loads and S stores per byte costs w(L, S) / C of it.
+  std::vector<int> block(levels * R), link(levels * R);
+  for (int& b : block) b = p.add_shared();
+  for (int& l : link) l = p.add_shared();
+  const double per_C = 1.0 / blk.copy_rate.bytes_per_second();
+  auto cost = [&](int loads, int stores) { return step_cost(blk.store_fraction, loads, stores) * per_C; };
+  auto deps_of = [&](int id) {
+    int k = 0;
+    for (int d : p.transfers[id].deps) k += d >= 0 ? 1 : 0;
+    return k;
+  };
+  // A rank's down op (the root's reduce-copy-send, a middle rank's copy-send) sends to its chain
+  // child and to its network child together; its whole cost is charged on the chain send. Network
+  // sends charge no block: the kernel writes them to the proxy's buffer, and the network paces
+  // them (the static share), not the block.
+  auto charge_down = [&](int d, int pos) {
+    const bool child0_second = balanced && d > 0 && d < D;
+    const int net = d < D && ((pos == 0 && !child0_second) || (pos == 1 && child0_second)) ? 1 : 0;
+    const int root_children = (R > 1 ? 1 : 0) + (D >= 1 ? 1 : 0);
+    const double c = d == 0 && pos == 0 ? cost(1 + root_children, 1 + root_children) : cost(1, 2 + net);
+    if (p.hops[hops.down_intra].link_shared) p.charge_last(block[role(d, pos)], c, link[role(d, pos)]);
+  };
   for (long long c = 0; c < chunks; ++c) {
     // Up: deepest level first, chain tail first.
     for (int d = D; d >= 0; --d) {
@@ -201,6 +216,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         const int child0 = pos == 1 && balanced && d > 0 && d < D ? net_up[d + 1] : -1;
         const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below, child0}, true);
         p.place_last(pos, pos - 1, d, d);
+        if (p.hops[hops.up_intra].link_shared) p.charge_last(block[role(d, pos)], cost(1 + deps_of(id), 1), link[role(d, pos)]);
         up[role(d, pos)] = id;
         below = id;
       }
@@ -223,7 +239,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
                              : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
         p.place_last(0, 0, d, d + 1);
-      }
+              }
       int prev = -1;
       for (int pos = 0; pos + 1 < R; ++pos) {
         int id;
@@ -234,6 +250,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
           id = p.add(hops.down_intra, down_conn[role(d, pos)], bytes, {prev}, true);
         }
         p.place_last(pos, pos + 1, d, d);
+        charge_down(d, pos);
         down[role(d, pos)] = id;
         prev = id;
         if (pos == 0 && child0_second) {

@@ -1,0 +1,88 @@
+// A tree's thread blocks (collective_program.hpp tree_block; NCCL 2.28 src/device/all_reduce.h
+// runTreeSplit) and the work-conserving shared resources of a step program (step_program.hpp
+// ShareTimeline).
+
+#include <catch2/catch.hpp>
+
+#include "hardware/catalog.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+namespace {
+
+CollectivePredictor tree_predictor(std::map<std::string, std::string> env = {}) {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, 4};
+  env["NCCL_ALGO"] = "Tree";
+  cfg.env = env;
+  cfg.version = "2.28.9";
+  return CollectivePredictor(cfg);
+}
+
+}  // namespace
+
+TEST_CASE("a shared resource: alone at full rate, shared while busy together, work-conserving", "[unit][nccl]") {
+  ShareTimeline block;
+  // Alone: 10 bytes at 0.1 block seconds per byte use the whole block for 1 s (its rate is
+  // 1 / 0.1 = 10 B/s, under the hop's 1e9).
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {&block, 0.1}, {nullptr, 0}) == Approx(1.0));
+  // A second body from 0 finds the block full until 1 s, then has it alone: 1 s to 2 s.
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {&block, 0.1}, {nullptr, 0}) == Approx(2.0));
+
+  ShareTimeline shared;
+  // Held to 5 B/s by its hop, a body uses half the block: 10 bytes take 2 s.
+  CHECK(ShareTimeline::place(0.0, 10, 5, {&shared, 0.1}, {nullptr, 0}) == Approx(2.0));
+  // Another from 0 gets the other half (5 B/s) while the first runs: done at 2 s as well.
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {&shared, 0.1}, {nullptr, 0}) == Approx(2.0));
+  // A third from 1 s finds the block full until 2 s, then has all of it: 10 bytes in 1 s more.
+  CHECK(ShareTimeline::place(1.0, 10, 1e9, {&shared, 0.1}, {nullptr, 0}) == Approx(3.0));
+
+  ShareTimeline a, b;
+  // Two charges: the tighter one sets the rate. Block 0.1 s/B (10 B/s), link 0.05 s/B (20 B/s):
+  // 10 bytes in 1 s, using all of the block and half of the link.
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {&a, 0.1}, {&b, 0.05}) == Approx(1.0));
+  // On the link alone a body from 0 has the half left (10 B/s): 10 bytes in 1 s.
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {&b, 0.05}, {nullptr, 0}) == Approx(1.0));
+}
+
+TEST_CASE("a tree's block: the copy rate, the store share and the groups' threads", "[unit][nccl]") {
+  const CollectivePredictor p = tree_predictor();
+  const ProgramContext ctx{p.system(), p.channels(), p.version(), p.env(), p.rates()};
+  // The H200's catalog figures: LL128 copy rate 34.3 GB/s, store share 0.560; LL 11.1 GB/s,
+  // 0.647; Simple NCCL's perChMaxTreeBw 38.7 GB/s and the GPU's sm_store_share 0.773.
+  const TreeBlock ll128 = tree_block(ctx, Protocol::LL128);
+  CHECK(ll128.copy_rate.gigabytes_per_second() == Approx(34.3));
+  CHECK(ll128.store_fraction == Approx(0.560));
+  // Tree runs 640 threads (NCCL_MAX_NTHREADS); LL128 gives the reduce going up 640 x 7 / 10
+  // rounded down to warps = 448 and the broadcast 192, shares of a 640-thread ring block.
+  CHECK(ll128.up_cap.gigabytes_per_second() == Approx(34.3 * 448 / 640));
+  CHECK(ll128.down_cap.gigabytes_per_second() == Approx(34.3 * 192 / 640));
+  // Simple: 640 / 2 + 64 = 384 up and 256 down, of a 512-thread ring block.
+  const TreeBlock simple = tree_block(ctx, Protocol::SIMPLE);
+  CHECK(simple.copy_rate.gigabytes_per_second() == Approx(38.7));
+  CHECK(simple.store_fraction == Approx(0.773));
+  CHECK(simple.up_cap.gigabytes_per_second() == Approx(38.7 * 384 / 512));
+  CHECK(simple.down_cap.gigabytes_per_second() == Approx(38.7 * 256 / 512));
+}
+
+TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nccl]") {
+  // The chain 0-1-2-3: the middle ranks' blocks reduce and send up (2 loads, 1 store per byte)
+  // and copy and send down (1, 2); w(2,1) + w(1,2) = 3 whatever the store share, so once both
+  // groups are busy each moves C / 3. Simple on the H200: 38.7 / 3 = 12.9 GB/s (13.5 measured).
+  const CollectivePredictor p = tree_predictor({{"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}});
+  const CollectivePrediction big = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
+  const CollectivePrediction small = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128));
+  REQUIRE(big.channels == 1);
+  // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
+  const double rate = (Bytes::mib(128).count()) / (big.gpu_time.seconds() - small.gpu_time.seconds()) / 1e9;
+  CHECK(rate == Approx(38.7 / 3).epsilon(0.01));
+  // Filling the pipeline, a group has its block alone (C / w, not C / 3): one 512 KiB chunk per
+  // channel climbs three chain hops and comes down three at 38.7 / w(2,1) .. / w(1,2) GB/s, far
+  // under six hops at 12.9 GB/s (6 x 512 KiB / 12.9 GB/s = 244 us).
+  const CollectivePrediction one_chunk = p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(512));
+  CHECK(one_chunk.gpu_time.microseconds() < 200);
+}
