@@ -118,8 +118,10 @@ CollectivePrediction CollectivePredictor::predict_pair(Bytes size, int src, int 
   shape.pair_src = src;
   shape.pair_dst = dst;
   const StepProgram p = build_program(context(), shape);
-  out.gpu_time = evaluate_program(p).total;
-  return finish(out, method, rates_.host_call);
+  const ProgramTiming timing = evaluate_program(p);
+  out.gpu_time = timing.total;
+  // Back to back the sender runs ahead of the receiver (StepProgram::kernels_run_ahead).
+  return finish(out, method, rates_.host_call, timing.loop);
 }
 
 std::string CollectivePredictor::intra_transport() const {

@@ -25,9 +25,12 @@
 //   PAT                 one GPU per node: log2(n) rounds doubling (halving) the data exchanged
 //   CollNet             reduction in the network: scatter to the NIC heads, network all-reduce,
 //                       gather
-//   Send/recv, alltoall P2P channels (p2pnChannelsPerPeer per peer), chunks of the P2P chunk size
-//                       (NVLink 512 KiB, PCI and network 128 KiB unless NCCL_P2P_*_CHUNKSIZE or
-//                       the network plugin set them), 8 in flight per connection
+//   Send/recv, alltoall P2P channels (up to p2pnChannelsPerPeer per peer), chunks of the P2P chunk
+//                       size (NVLink 512 KiB, PCI and network 128 KiB unless NCCL_P2P_*_CHUNKSIZE
+//                       or the network plugin set them), 8 in flight per connection; inside a node
+//                       the receiver copies each Simple step out of its FIFO once it has arrived,
+//                       and a block that sends and receives shares its copy rate between the two
+//                       (sim/nccl/p2p_programs.cpp gives the schedule and the arithmetic)
 //
 // Data is split evenly over the channels NCCL uses for the size (the tuner's nMaxChannels).
 //
