@@ -270,6 +270,26 @@ TEST_CASE("send/recv leaves LL at p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD", 
   CHECK_THROWS_AS(predictor("hgx-h200", 1, 2, {{"NCCL_P2P_LL_THRESHOLD", "-1"}}), InputError);
 }
 
+TEST_CASE("send/recv inside a node: the sender's and the receiver's warps share the block", "[unit][nccl]") {
+  // 2 x H200 (no profile): 32 P2P channels, nChannelsMin 16 (enqueue.cc: halved while
+  // 32 x 2 ranks > 32), a part doubled only past 32 steps of 512 KiB (16 MiB).
+  const CollectivePredictor p = predictor("hgx-h200", 1, 2);
+  const auto at = [&](Bytes size) { return p.predict(CollectiveOp::SENDRECV, size).time.microseconds(); };
+  const double c = p.rates().simple_channel.bytes_per_second();
+  const double o = p.rates().simple_slice_overhead.seconds() * 1e6;
+  // Simple, 128 MiB and 256 MiB over 16 channels: 8 MiB and 16 MiB a channel, 16 and 32 steps of
+  // 524288 bytes. In steady state every step is sent beside the previous one's receive: each side
+  // has 9 copying warps (sendrecv.h 10 send + 9 receive, one send warp synchronising), C / 2 each;
+  // the sender also pays its slice overhead o, so it sets the pace: 16 more steps cost
+  // 16 x (o + 524288 / (C / 2)) (the links carry 16 x C / 2, under the NVLink rate).
+  CHECK(at(Bytes::mib(256)) - at(Bytes::mib(128)) == Approx(16 * (o + 524288 / (c / 2) * 1e6)).epsilon(1e-6));
+  // LL (up to 32 x 16 KiB = 512 KiB): 256 KiB and 512 KiB over 16 channels are one and two steps
+  // of 16 KiB a channel; both sides copy every line at once, at the receive's share of LL's block
+  // rate (9 of 19 warps): the second step adds 16384 / (C_LL x 9 / 19).
+  const double ll = p.rates().ll_channel.bytes_per_second() * 9 / 19;
+  CHECK(at(Bytes::kib(512)) - at(Bytes::kib(256)) == Approx(16384 / ll * 1e6).epsilon(1e-6));
+}
+
 TEST_CASE("send/recv over the network uses LL only where NCCL allocates LL buffers for it", "[unit][nccl]") {
   // init.cc NCCL_ALLOC_P2P_NET_LL_BUFFERS (default 0): net.cc gives the shared p2p connections LL
   // buffers only when it is 1, and addP2pToPlan uses LL only where the connection has them.
