@@ -60,7 +60,9 @@ void StepProgram::place_last(int src_gpu, int dst_gpu, int src_node, int dst_nod
 }
 
 void StepProgram::charge_last(int block, double cost, int link) {
-  if (block >= shared || link >= shared) throw std::logic_error("a transfer charges a resource the program does not have");
+  if (block >= shared || link >= shared) {
+    throw std::logic_error("a transfer charges a resource the program does not have");
+  }
   transfers.back().block = block;
   transfers.back().block_cost = cost;
   transfers.back().link = link;
@@ -125,7 +127,9 @@ double ShareTimeline::place(double start, double bytes, double max_rate, Charge 
 void assign_rates(StepProgram& p, const Capacities& caps) {
   // Seconds per pipeline item that each resource class needs for all its flows.
   std::array<double, kNumResourceKinds> cycle{};
-  auto gpu_link = [](ResourceKind k) { return k != ResourceKind::NIC_OUT && k != ResourceKind::NIC_IN && k != ResourceKind::NVLS; };
+  auto gpu_link = [](ResourceKind k) {
+    return k != ResourceKind::NIC_OUT && k != ResourceKind::NIC_IN && k != ResourceKind::NVLS;
+  };
   for (const Hop& h : p.hops) {
     for (const ResourceLoad& l : h.loads) {
       if (h.link_shared && gpu_link(l.kind)) continue;

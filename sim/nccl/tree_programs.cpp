@@ -128,7 +128,8 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const TreeBlock blk = tree_block(ctx, s.protocol);
   TreeHops hops;
   // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
-  // the network paces it): it moves at most at the block's rate for its step alone, C / w.
+  // the network paces it): it moves at most at its group's threads' share over its step's weight.
+  // Inside a node LL128's groups keep their threads' share as a cap (see tree_block).
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.link_shared = t.kind != TransportKind::NET;
@@ -191,7 +192,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   for (int& l : link) l = p.add_shared();
   const double per_C = 1.0 / blk.copy_rate.bytes_per_second();
   auto cost = [&](int loads, int stores) { return step_cost(blk.store_fraction, loads, stores) * per_C; };
-  auto deps_of = [&](int id) {
+  auto inputs_of = [&](int id) {  // the data a step reduces: its children's arrivals
     int k = 0;
     for (int d : p.transfers[id].deps) k += d >= 0 ? 1 : 0;
     return k;
@@ -216,7 +217,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         const int child0 = pos == 1 && balanced && d > 0 && d < D ? net_up[d + 1] : -1;
         const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below, child0}, true);
         p.place_last(pos, pos - 1, d, d);
-        if (p.hops[hops.up_intra].link_shared) p.charge_last(block[role(d, pos)], cost(1 + deps_of(id), 1), link[role(d, pos)]);
+        if (p.hops[hops.up_intra].link_shared) {
+          p.charge_last(block[role(d, pos)], cost(1 + inputs_of(id), 1), link[role(d, pos)]);
+        }
         up[role(d, pos)] = id;
         below = id;
       }
@@ -239,7 +242,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
                              : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
         p.place_last(0, 0, d, d + 1);
-              }
+      }
       int prev = -1;
       for (int pos = 0; pos + 1 < R; ++pos) {
         int id;

@@ -73,7 +73,8 @@ TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nc
   // The chain 0-1-2-3: the middle ranks' blocks reduce and send up (2 loads, 1 store per byte)
   // and copy and send down (1, 2); w(2,1) + w(1,2) = 3 whatever the store share, so once both
   // groups are busy each moves C / 3. Simple on the H200: 38.7 / 3 = 12.9 GB/s (13.5 measured).
-  const CollectivePredictor p = tree_predictor({{"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}});
+  const CollectivePredictor p =
+      tree_predictor({{"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}});
   const CollectivePrediction big = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
   const CollectivePrediction small = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128));
   REQUIRE(big.channels == 1);
