@@ -183,7 +183,7 @@ bool MaxMinSolver::small_fill() {
     // A link whose room covers the caps of all of A's flows on it cannot hold any of them back;
     // with one flow every link counts (ties go to the lowest link id, then to the cap).
     candidates[candidate_count] = slot;
-    candidate_count += (s.capsum[slot] > s.rem[slot]) | (flows == 1) ? 1U : 0U;
+    candidate_count += ((s.capsum[slot] > s.rem[slot]) | (flows == 1)) ? 1U : 0U;
   }
   // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
   Key least_cap{NO_CAP, UINT32_MAX};
