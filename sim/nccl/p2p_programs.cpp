@@ -74,18 +74,44 @@ int p2p_part_channels(const ProgramContext& ctx, long long bytes, Bytes step) {
 
 // The warps of a channel's block that send and that receive when one work does both
 // (src/device/sendrecv.h: of w = NCCL_MAX_NTHREADS / 32 warps, (w - 1) / 2 receive and one more
-// send; at most 4 warps split evenly). With Simple a send of 3 warps or more leaves one of them
-// to synchronisation (prims_simple.h: nworkers = nthreads - WARP_SIZE when the primitive sends
-// and nthreads >= NCCL_SIMPLE_EXTRA_GROUP_IF_NTHREADS_GE, 96): its copy has one warp fewer.
+// send; at most 4 warps split evenly).
 struct WarpSplit {
   int send = 1, recv = 1;
+  // The send's warps that copy: with Simple a send of 3 warps or more leaves one of them to
+  // synchronisation (prims_simple.h: nworkers = nthreads - WARP_SIZE when the primitive sends and
+  // nthreads >= NCCL_SIMPLE_EXTRA_GROUP_IF_NTHREADS_GE, 96).
+  int copying_send(Protocol p) const { return p == Protocol::SIMPLE && send * 32 >= 96 ? send - 1 : send; }
 };
-WarpSplit warp_split(const ProgramContext& ctx, Protocol p) {
+WarpSplit warp_split(const ProgramContext& ctx) {
   const int warps = std::max(2, ctx.version.device.max_threads_all / 32);
   WarpSplit s;
   s.recv = warps <= 4 ? warps / 2 : (warps - 1) / 2;
   s.send = warps <= 4 ? s.recv : s.recv + 1;
-  if (p == Protocol::SIMPLE && s.send * 32 >= 96) s.send -= 1;
+  return s;
+}
+
+// A peer message's protocol and steps (enqueue.cc addP2pToPlan): LL up to p2pnChannelsPerPeer x
+// NCCL_P2P_LL_THRESHOLD (its thresholdLL) where the connection has LL buffers (`ll_buffers`), else
+// Simple; the step its parts are cut from (LL's buffer step in wire bytes, half of it data;
+// Simple's P2P chunk) and the channels of one part. Records the protocol in the program.
+struct P2pSteps {
+  bool ll = false;
+  Protocol proto = Protocol::SIMPLE;
+  ProtocolBuffers buf;
+  Bytes step;
+  int nc = 1;
+};
+P2pSteps p2p_steps(StepProgram& p, const ProgramContext& ctx, const HopTransport& t, long long per_peer,
+                   bool ll_buffers) {
+  P2pSteps s;
+  const long long max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);
+  const long long threshold = ctx.env.p2p_ll_threshold.value_or(ctx.version.device.p2p_ll_threshold).count();
+  s.ll = per_peer <= max_ch * threshold && ll_buffers;
+  s.proto = s.ll ? Protocol::LL : Protocol::SIMPLE;
+  if (!p.p2p_protocol || s.proto == Protocol::SIMPLE) p.p2p_protocol = s.proto;
+  s.buf = protocol_buffers(ctx, s.proto);
+  s.step = s.ll ? Bytes::of(2 * s.buf.step_payload.count()) : p2p_chunk_size(ctx, t);
+  s.nc = p2p_part_channels(ctx, per_peer, s.step);
   return s;
 }
 
@@ -96,18 +122,14 @@ void add_net_stream(StepProgram& p, const ProgramContext& ctx, const HopTranspor
   if (total <= 0) return;
   const NcclSystem& sys = ctx.system;
   const long long per_peer = static_cast<long long>(std::ceil(total / std::max(1, peers)));
-  // LL up to p2pnChannelsPerPeer x NCCL_P2P_LL_THRESHOLD (addP2pToPlan's thresholdLL), where the
-  // connection has LL buffers: over the network only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (init.cc,
-  // default 0; net.cc gives the shared p2p connections LL buffers only then).
-  const long long max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);
-  const long long threshold = ctx.env.p2p_ll_threshold.value_or(ctx.version.device.p2p_ll_threshold).count();
-  const bool ll = per_peer <= max_ch * threshold && ctx.env.p2p_net_ll_buffers;
-  const Protocol proto = ll ? Protocol::LL : Protocol::SIMPLE;
-  if (!p.p2p_protocol || proto == Protocol::SIMPLE) p.p2p_protocol = proto;
-  const ProtocolBuffers buf = protocol_buffers(ctx, proto);
-  // The step parts are cut from: LL's buffer step (wire bytes, half of it data), Simple's P2P chunk.
-  const Bytes step = ll ? Bytes::of(2 * buf.step_payload.count()) : p2p_chunk_size(ctx, t);
-  const int nc = p2p_part_channels(ctx, per_peer, step);
+  // Over the network the connections have LL buffers only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1
+  // (init.cc, default 0; net.cc gives the shared p2p connections LL buffers only then).
+  const P2pSteps st = p2p_steps(p, ctx, t, per_peer, ctx.env.p2p_net_ll_buffers);
+  const bool ll = st.ll;
+  const Protocol proto = st.proto;
+  const ProtocolBuffers& buf = st.buf;
+  const Bytes step = st.step;
+  const int nc = st.nc;
   long long chunk = ll ? buf.step_payload.count() : step.count();
   // Smaller chunks for small messages over the network (addP2pToPlan).
   if (!ll && per_peer < step.count()) chunk /= 4;
@@ -121,10 +143,8 @@ void add_net_stream(StepProgram& p, const ProgramContext& ctx, const HopTranspor
   h.channel_cap = block_rate(ctx, proto) * streams;
   if (with_recv && proto == Protocol::SIMPLE) {
     // The send's share of the block's warps (sendrecv.h: 10 of 19 with NCCL_MAX_NTHREADS 640).
-    const int warps = std::max(2, ctx.version.device.max_threads_all / 32);
-    const int recv_warps = warps <= 4 ? warps / 2 : (warps - 1) / 2;
-    const int send_warps = warps <= 4 ? recv_warps : recv_warps + 1;
-    h.channel_cap = h.channel_cap * (static_cast<double>(send_warps) / (send_warps + recv_warps));
+    const WarpSplit split = warp_split(ctx);
+    h.channel_cap = h.channel_cap * (static_cast<double>(split.send) / (split.send + split.recv));
   }
   h.latency = hop_latency(ctx, t, Algorithm::RING, proto);
   h.multiplicity = static_cast<int>(streams);
@@ -151,14 +171,12 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
   if (total <= 0) return;
   const NcclSystem& sys = ctx.system;
   const long long per_peer = static_cast<long long>(std::ceil(total / std::max(1, peers)));
-  const long long max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);
-  const long long threshold = ctx.env.p2p_ll_threshold.value_or(ctx.version.device.p2p_ll_threshold).count();
-  const bool ll = per_peer <= max_ch * threshold;
-  const Protocol proto = ll ? Protocol::LL : Protocol::SIMPLE;
-  if (!p.p2p_protocol || proto == Protocol::SIMPLE) p.p2p_protocol = proto;
-  const ProtocolBuffers buf = protocol_buffers(ctx, proto);
-  const Bytes step = ll ? Bytes::of(2 * buf.step_payload.count()) : p2p_chunk_size(ctx, t);
-  const int nc = p2p_part_channels(ctx, per_peer, step);
+  const P2pSteps st = p2p_steps(p, ctx, t, per_peer, true);
+  const bool ll = st.ll;
+  const Protocol proto = st.proto;
+  const ProtocolBuffers& buf = st.buf;
+  const Bytes step = st.step;
+  const int nc = st.nc;
   const long long chunk = std::max<long long>(1, ll ? buf.step_payload.count() : step.count());
   // Every round of the group goes into one launch, each peer's parts on nc channels from the
   // round's base (channel.h ncclP2pChannelBaseForRound: bit-reversed round numbers, so rounds of a
@@ -173,9 +191,10 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
   const double bytes = per_channel / chunks;
 
   const Bandwidth block = block_rate(ctx, proto);
-  const WarpSplit split = warp_split(ctx, proto);
-  const double send_share = static_cast<double>(split.send) / (split.send + split.recv);
-  const double recv_share = static_cast<double>(split.recv) / (split.send + split.recv);
+  const WarpSplit split = warp_split(ctx);
+  const int send_warps = split.copying_send(proto);
+  const double send_share = static_cast<double>(send_warps) / (send_warps + split.recv);
+  const double recv_share = static_cast<double>(split.recv) / (send_warps + split.recv);
   // `flows`: the channels' flows on the links; a second hop for the same channels' sends at
   // another time adds none (assign_rates sums every hop's flows on a link).
   auto send_hop = [&](Bandwidth cap, const char* what, double flows) {

@@ -81,9 +81,13 @@ TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nc
   // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
   const double rate = (Bytes::mib(128).count()) / (big.gpu_time.seconds() - small.gpu_time.seconds()) / 1e9;
   CHECK(rate == Approx(38.7 / 3).epsilon(0.01));
-  // Filling the pipeline, a group has its block alone (C / w, not C / 3): one 512 KiB chunk per
-  // channel climbs three chain hops and comes down three at 38.7 / w(2,1) .. / w(1,2) GB/s, far
-  // under six hops at 12.9 GB/s (6 x 512 KiB / 12.9 GB/s = 244 us).
+  // Filling the pipeline, a group has its block alone (C / w, not C / 3). One 512 KiB chunk climbs
+  // the chain and comes down, each hop at C / w of its sender's step (f = 0.773):
+  //   up:   leaf (1,1) 524288 / 38.7e9 = 13.55 us, two middles (2,1) x 1.227 = 2 x 16.62 us;
+  //   down: root (2,2) x 2 = 27.10 us, two middles (1,2) x 1.773 = 2 x 24.02 us;
+  // together 121.93 us, plus NCCL 2.28's base latency for Tree/Simple (8.4 us) and six steps of
+  // its NVLink Tree/Simple latency (4 us): 154.33 us. At C / 3 throughout the data alone would
+  // take 6 x 524288 / 12.9e9 = 243.9 us.
   const CollectivePrediction one_chunk = p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(512));
-  CHECK(one_chunk.gpu_time.microseconds() < 200);
+  CHECK(one_chunk.gpu_time.microseconds() == Approx(8.4 + 6 * 4 + 121.93).epsilon(0.001));
 }
