@@ -51,6 +51,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "sim/engine/cache_line_allocator.hpp"
 #include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/net/max_min_solver.hpp"
@@ -182,7 +183,7 @@ class FlowNetwork final : public Model, private EventHandler {
   // without a branch, the sequence looked up only when they are equal (IndexedHeap picks its least
   // child by arithmetic on the results).
   struct StartOrder {
-    const std::vector<Progress>* progress;
+    const std::vector<Progress, CacheLineAllocator<Progress>>* progress;
     bool operator()(std::int64_t a, std::uint32_t a_slot, std::int64_t b, std::uint32_t b_slot) const {
       bool lt = a < b;
       if (a == b) [[unlikely]] lt = (*progress)[a_slot].seq < (*progress)[b_slot].seq;
@@ -230,8 +231,8 @@ class FlowNetwork final : public Model, private EventHandler {
     std::uint32_t latent_route = UINT32_MAX;  // index in routes_ while latent
     std::uint8_t state = FREE;
   };
-  std::vector<FlowRecord> flows_;  // by slot
-  std::vector<Progress> progress_;  // by slot
+  std::vector<FlowRecord, CacheLineAllocator<FlowRecord>> flows_;  // by slot
+  std::vector<Progress, CacheLineAllocator<Progress>> progress_;  // by slot
   std::vector<std::uint32_t> free_slots_;
 
   std::vector<FlowFunction> functions_;
