@@ -84,21 +84,25 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
   std::vector<nc::SetResult> results;
   for (const auto& s : sets) results.push_back(nc::run_validation(s, ctx.catalog(), profile ? &*profile : nullptr));
   // Where the parameters come from, and which sets a profile was fitted on (those score in
-  // sample: a held-out check fits on other files, or on alternate sizes with `calibrate fit`).
+  // sample: a held-out check fits on other files, or on alternate sizes with `calibrate fit`). A
+  // profile applies only to sets on the GPU it was fitted on (run_validation); each set says
+  // which parameters it ran on.
   std::string parameters_source =
       "NCCL and catalog fallbacks only (no calibration profile): no parameter was fitted on these sets";
   if (profile) {
     std::string files;
     for (const auto& r : profile->provenance().results) files += (files.empty() ? "" : ", ") + r;
+    const std::string gpu = profile->provenance().gpu;
     parameters_source = "calibration profile " + profile->name() + " (fitted from " +
-                        (files.empty() ? std::string("unnamed results") : files) +
-                        "), NCCL and catalog fallbacks for the rest";
+                        (files.empty() ? std::string("unnamed results") : files) + ") on sets whose GPU is its " +
+                        (gpu.empty() ? std::string("(unnamed, so every set)") : gpu) +
+                        ", NCCL and catalog fallbacks for the rest";
   }
-  auto in_sample = [&](const nc::ValidationSet& s) {
-    if (!profile) return false;
-    for (const auto& r : profile->provenance().results) {
-      const std::string base = std::filesystem::path(r).filename().string();
-      if (!base.empty() && s.provenance.find(base) != std::string::npos) return true;
+  auto in_sample = [&](const nc::SetResult& r) {
+    if (!profile || !r.profile_applied) return false;
+    for (const auto& f : profile->provenance().results) {
+      const std::string base = std::filesystem::path(f).filename().string();
+      if (!base.empty() && r.set->provenance.find(base) != std::string::npos) return true;
     }
     return false;
   };
@@ -118,7 +122,8 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
       s["description"] = r.set->description;
       s["provenance"] = r.set->provenance;
       s["nccl_version"] = r.set->nccl_version;
-      s["in_sample"] = in_sample(*r.set);
+      s["parameters"] = r.parameters;
+      s["in_sample"] = in_sample(r);
       s["counted_points"] = r.counted;
       s["median_abs_error"] = r.median_abs_error;
       s["worst_abs_error"] = r.worst_abs_error;
@@ -155,7 +160,8 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     for (const auto& r : results) {
       out << "== " << r.set->name << ": " << r.set->description << "\n";
       out << "   source: " << r.set->provenance << "\n";
-      if (in_sample(*r.set)) out << "   IN SAMPLE: the calibration profile was fitted on these points\n";
+      out << "   parameters: " << r.parameters << "\n";
+      if (in_sample(r)) out << "   IN SAMPLE: the calibration profile was fitted on these points\n";
       out << "   conditions: NCCL " << r.set->nccl_version << ", " << r.set->gpus_per_node << " GPUs per node, -g "
           << r.set->gpus_per_thread << ", -n " << r.set->iters;
       for (const auto& [k, v] : r.set->env) out << ", " << k << "=" << v;

@@ -349,10 +349,46 @@ std::map<std::string, Threshold> load_thresholds(std::string_view text, const st
   return out;
 }
 
+bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_gpu) {
+  std::string_view name = fitted_gpu;
+  if (name.rfind("NVIDIA ", 0) == 0) name.remove_prefix(7);
+  name = name.substr(0, name.find(' '));
+  if (name.empty()) return true;
+  return catalog_gpu.rfind(name, 0) == 0;
+}
+
 SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
                          const hardware::CalibrationProfile* profile) {
   SetResult r;
   r.set = &set;
+  // The profile's parameters are figures of the GPU it was fitted on: points on other GPUs run on
+  // the fallbacks. The GPUs of the set's points, with whether the profile fits them.
+  std::map<std::string, bool> gpus;
+  for (const ValidationPoint& p : set.points) {
+    const hardware::NodeSpec node = hardware::resolve_node(catalog, p.system);
+    gpus.emplace(node.gpu->name, profile != nullptr && profile_gpu_matches(profile->provenance().gpu, node.gpu->name));
+  }
+  std::string on, off;
+  for (const auto& [gpu, fits] : gpus) {
+    std::string& list = fits ? on : off;
+    list += (list.empty() ? "" : ", ") + gpu;
+  }
+  r.profile_applied = !on.empty();
+  if (!profile) {
+    r.parameters = "NCCL and catalog fallbacks (no calibration profile)";
+  } else {
+    const std::string fitted =
+        profile->provenance().gpu.empty() ? std::string("a GPU it does not name") : profile->provenance().gpu;
+    if (off.empty()) {
+      r.parameters =
+          "calibration profile " + profile->name() + " (fitted on " + fitted + "), NCCL and catalog fallbacks for the rest";
+    } else if (on.empty()) {
+      r.parameters = "NCCL and catalog fallbacks (profile fitted on " + fitted + "; this set runs on " + off + ")";
+    } else {
+      r.parameters = "calibration profile " + profile->name() + " (fitted on " + fitted + ") on " + on +
+                     ", NCCL and catalog fallbacks on " + off;
+    }
+  }
   std::map<std::pair<std::string, int>, std::unique_ptr<CollectivePredictor>> predictors;
   std::vector<double> errors;
   for (const ValidationPoint& p : set.points) {
@@ -366,7 +402,9 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
       cfg.env_location = set.name + "/env";
       cfg.version = set.nccl_version;
       cfg.placement.ranks_per_process = set.gpus_per_thread;
-      cfg.profile = profile;
+      cfg.profile = profile != nullptr && profile_gpu_matches(profile->provenance().gpu, cfg.node.gpu->name)
+                        ? profile
+                        : nullptr;
       it = predictors.emplace(key, std::make_unique<CollectivePredictor>(cfg)).first;
     }
     NcclTestsMethod m;

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,10 @@ struct PointResult {
 
 struct SetResult {
   const ValidationSet* set = nullptr;
+  // Where the set's parameters came from: the profile (when it was fitted on the GPU of the set's
+  // systems) or NCCL's and the catalog's fallbacks, and why.
+  std::string parameters;
+  bool profile_applied = false;  // the profile was used for at least one of the set's points
   std::vector<PointResult> points;
   int counted = 0;
   double median_abs_error = 0;
@@ -85,6 +90,15 @@ std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, cons
                                              const hardware::Catalog& catalog, const std::string& system);
 std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file);
 
+// Whether a profile fitted on the GPU `fitted_gpu` (its provenance's gpu, as the driver names it:
+// "NVIDIA H200") describes the catalog GPU `catalog_gpu` ("H200-SXM-141GB"): the name less a
+// leading "NVIDIA ", up to its first space, begins the catalog name. This is the rule by which
+// `calibrate fit` finds the catalog system of a results file from its gpu_name. A profile that
+// names no GPU matches every GPU (nothing tells them apart).
+bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_gpu);
+
+// Predicts every point of `set`; `profile` (may be null) is used only for points on systems whose
+// GPU it was fitted on (profile_gpu_matches), NCCL's and the catalog's fallbacks elsewhere.
 SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
                          const hardware::CalibrationProfile* profile);
 

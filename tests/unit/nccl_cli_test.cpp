@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "sim/nccl/collective_validation.hpp"
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
@@ -132,4 +133,27 @@ TEST_CASE("validate collectives prints every published set and reads results JSO
   CHECK(fdoc.at("sets").back().at("in_sample").get<bool>());
   CHECK_FALSE(fdoc.at("sets").front().at("in_sample").get<bool>());
   CHECK(fdoc.at("parameters").get<std::string>().find("fitted-on-h200") != std::string::npos);
+  // The profile is an H200's: the H200 results run on it, the first published set (8 x A100) on
+  // the fallbacks, and each set says which.
+  CHECK(fdoc.at("sets").back().at("parameters").get<std::string>().find("calibration profile fitted-on-h200") == 0);
+  CHECK(fdoc.at("sets").front().at("parameters").get<std::string>() ==
+        "NCCL and catalog fallbacks (profile fitted on NVIDIA H200; this set runs on A100-SXM4-80GB)");
+  const Result ft = run({"validate", "collectives", "--calibration", profile.string()});
+  REQUIRE(ft.rc == 0);
+  CHECK_THAT(ft.out, Catch::Contains("   parameters: NCCL and catalog fallbacks (profile fitted on NVIDIA H200; this "
+                                     "set runs on H100-SXM5-80GB)"));
+}
+
+TEST_CASE("a profile applies to the GPU it was fitted on", "[unit][nccl]") {
+  // The driver's name less "NVIDIA ", up to its first space, begins the catalog GPU's name (the
+  // rule calibrate fit uses to find a results file's system).
+  CHECK(sim::nccl::profile_gpu_matches("NVIDIA H200", "H200-SXM-141GB"));
+  CHECK(sim::nccl::profile_gpu_matches("NVIDIA B200", "B200"));
+  CHECK(sim::nccl::profile_gpu_matches("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"));
+  CHECK(sim::nccl::profile_gpu_matches("H100", "H100-SXM5-80GB"));
+  CHECK_FALSE(sim::nccl::profile_gpu_matches("NVIDIA H200", "H100-SXM5-80GB"));
+  CHECK_FALSE(sim::nccl::profile_gpu_matches("NVIDIA A100-SXM4-80GB", "H200-SXM-141GB"));
+  CHECK_FALSE(sim::nccl::profile_gpu_matches("NVIDIA H100", "A100-SXM4-80GB"));
+  // A profile that names no GPU cannot be told apart from any: it applies everywhere.
+  CHECK(sim::nccl::profile_gpu_matches("", "A100-SXM4-80GB"));
 }
