@@ -119,6 +119,8 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
       } else {
         e = r.pcie.bytes_per_second() / sys.pcie_bandwidth().bytes_per_second();
       }
+      // A hop whose flows reach only a share of their GPU links (Hop::link_share).
+      if (hop.transport.kind != TransportKind::NET) e *= hop.link_share;
       eff_[h] = e > 0 ? e : 1.0;
     }
   }

@@ -380,8 +380,8 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
     const std::string fitted =
         profile->provenance().gpu.empty() ? std::string("a GPU it does not name") : profile->provenance().gpu;
     if (off.empty()) {
-      r.parameters =
-          "calibration profile " + profile->name() + " (fitted on " + fitted + "), NCCL and catalog fallbacks for the rest";
+      r.parameters = "calibration profile " + profile->name() + " (fitted on " + fitted +
+                     "), NCCL and catalog fallbacks for the rest";
     } else if (on.empty()) {
       r.parameters = "NCCL and catalog fallbacks (profile fitted on " + fitted + "; this set runs on " + off + ")";
     } else {

@@ -5,6 +5,16 @@
 
 namespace clustersim::sim::nccl {
 
+namespace {
+// NCCL 2.28 src/graph/tuning.cc ncclTopoTuneModel: "if (a == NCCL_ALGO_TREE && coll ==
+// ncclFuncAllReduce) busBw = std::min(busBw*.92, ...)" (also in sim/nccl/tuner.cpp).
+constexpr double kTreeAllReduceFactor = 0.92;
+// The same, Tree LL128: "busBw * (nNodes == 1 ? 7.0/9.0 : 120.0/128.0)" of the graph's payload
+// bandwidth; LL128 puts 16 wire bytes on the link per 15 payload bytes, so on the link that is
+// 7/9 x 16/15 = 0.83 on one node (and 120/128 x 16/15 = 1 across nodes).
+constexpr double kTreeLl128OneNodeFactor = 7.0 / 9.0;
+}  // namespace
+
 const std::vector<std::string>& nccl_parameter_names() {
   static const std::vector<std::string> names = {
       "nccl.nvlink.efficiency",       "nccl.pcie.efficiency",      "nccl.net.efficiency",
@@ -13,7 +23,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
       "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
       "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
-      "nccl.ll.store_fraction",       "nccl.ll128.store_fraction"};
+      "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll128_nvlink_share"};
   return names;
 }
 
@@ -34,6 +44,16 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                     v + " per-link NVLink figure " + format_significant(nccl_link, 4) +
                                         " GB/s over the datasheet " + format_significant(sheet_link, 4) + " GB/s");
     r.nvlink = sys.nvlink_bandwidth() * eff;
+    if (sys.ranks_per_host() >= 3) {
+      r.tree_nvlink_share = params.ratio("nccl.tree.nvlink_share", kTreeAllReduceFactor,
+                                         v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
+                                             format_significant(kTreeAllReduceFactor, 3) + " of its graph's");
+      const double ll128 = N == 1 ? kTreeLl128OneNodeFactor * 16.0 / 15.0 : 1.0;
+      r.tree_ll128_nvlink_share =
+          params.ratio("nccl.tree.ll128_nvlink_share", ll128,
+                       v + " tuning.cc: Tree LL128 bus bandwidth " + (N == 1 ? "7/9" : "120/128") +
+                           " of the graph's payload bandwidth, x 16/15 wire bytes per payload byte");
+    }
   }
   {
     const double sheet = sys.pcie_bandwidth().gigabytes_per_second();

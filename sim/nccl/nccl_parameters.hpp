@@ -66,6 +66,21 @@
 //                                          patterns, outputs local: calibrate/harness/
 //                                          store_probe_kernels.hpp; H200 measured 0.773, H100
 //                                          the same chip), else 0.5, loads and stores alike
+//   nccl.tree.nvlink_share         ratio   share of the NVLink rate (nccl.nvlink.efficiency's) that
+//                                          a tree's chain of 3 or more ranks per node reaches on a
+//                                          middle rank's links, where every byte goes out twice (up
+//                                          to the parent, down to the child) and comes in twice;
+//                                          NCCL 2.28's own figure for a tree all-reduce against its
+//                                          graph's bandwidth, 0.92 (tuning.cc: Tree all-reduce
+//                                          busBw x .92). Measured on 4 x H200 with 24 channels
+//                                          (calibrate/results/lent-4xh200-2026-11-22-channel-count):
+//                                          a middle rank sends 313 GB/s with Simple and 311 (wire)
+//                                          with LL where the ring reaches 340 (0.92)
+//   nccl.tree.ll128_nvlink_share   ratio   the same with LL128 (282 GB/s of wire bytes: 0.83);
+//                                          NCCL 2.28's one-node Tree LL128 figure, 7/9 of the
+//                                          graph's payload bandwidth (tuning.cc), x 16/15 wire
+//                                          bytes per payload byte = 0.83; across nodes its
+//                                          120/128 x 16/15 = 1
 //   nccl.latency.base_scale        ratio   multiplies NCCL's base latency (per collective: launch,
 //                                          set-up, final synchronisation); 1
 //   nccl.latency.nvlink_scale      ratio   multiplies NCCL's per-step latency over NVLink; 1
@@ -120,6 +135,9 @@ struct NcclRates {
   double store_fraction = 0.5;
   // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
   double ll_store_fraction = -1, ll128_store_fraction = -1;
+  // Share of the NVLink rate a tree's chain reaches with Simple and LL (nccl.tree.nvlink_share)
+  // and with LL128 (nccl.tree.ll128_nvlink_share).
+  double tree_nvlink_share = 1, tree_ll128_nvlink_share = 1;
   // Latency scales and figures.
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;

@@ -135,7 +135,8 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       if (h.link_shared && gpu_link(l.kind)) continue;
       const int k = static_cast<int>(l.kind);
       const double cap = caps.per_instance[k].bytes_per_second();
-      if (cap > 0) cycle[k] += l.flows * h.bytes_per_cycle * h.wire_factor / cap;
+      const double share = gpu_link(l.kind) ? h.link_share : 1.0;
+      if (cap > 0) cycle[k] += l.flows * h.bytes_per_cycle * h.wire_factor / (cap * share);
     }
   }
   for (Hop& h : p.hops) {
@@ -144,7 +145,7 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
     for (const ResourceLoad& l : h.loads) {
       if (h.link_shared && gpu_link(l.kind)) {
         const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
-        if (h.link_cost == 0 && cap > 0) h.link_cost = h.wire_factor * h.multiplicity / cap;
+        if (h.link_cost == 0 && cap > 0) h.link_cost = h.wire_factor * h.multiplicity / (cap * h.link_share);
         continue;
       }
       const double c = cycle[static_cast<int>(l.kind)];

@@ -35,7 +35,7 @@
 //  * its sending thread block (a rank's channel; the tree's up and down thread groups share one):
 //    cost = w / C, w the step's loads and stores, C the block's copy rate;
 //  * its sender's GPU link (a hop marked link_shared): cost = wire_factor x multiplicity /
-//    capacity, the representative flow standing for `multiplicity` channels on that link; such a
+//    (capacity x link_share), the representative flow standing for `multiplicity` channels on that link; such a
 //    hop leaves its GPU links out of the static share. Only the analytic pass charges links: the
 //    event simulation's network shares them itself.
 // Sharing is work-conserving: what the transfers placed before leave, a transfer may use, at a rate
@@ -102,6 +102,9 @@ struct Hop {
   // link_cost = wire_factor x multiplicity / capacity of the first of them.
   bool link_shared = false;
   double link_cost = 0;         // link seconds per payload byte
+  // The share of its GPU links' capacity (the NcclRates figure) this hop's flows reach (a tree's
+  // chain: nccl.tree.nvlink_share, collective_program.hpp); 1 for the others.
+  double link_share = 1;
   int multiplicity = 1;         // identical flows this representative flow stands for (channels)
 };
 

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 #include "sim/nccl/collective_predictor.hpp"
 
@@ -90,4 +91,48 @@ TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nc
   // take 6 x 524288 / 12.9e9 = 243.9 us.
   const CollectivePrediction one_chunk = p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(512));
   CHECK(one_chunk.gpu_time.microseconds() == Approx(8.4 + 6 * 4 + 121.93).epsilon(0.001));
+}
+
+TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink rate", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  auto predictor = [&](int gpus, const hardware::CalibrationProfile* profile) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, gpus};
+    cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "24"},
+               {"NCCL_MAX_NCHANNELS", "24"}};
+    cfg.version = "2.28.9";
+    cfg.profile = profile;
+    return CollectivePredictor(cfg);
+  };
+  // The GPU time of 1 GiB less that of 512 MiB: the fixed cost and the pipeline's fill cancel.
+  auto rate = [](const CollectivePredictor& p) {
+    const double t1 = p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(1)).gpu_time.seconds();
+    const double t0 = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(512)).gpu_time.seconds();
+    return Bytes::mib(512).count() / (t1 - t0);
+  };
+  // Without a profile the share is NCCL 2.28's own figure for a tree all-reduce (tuning.cc:
+  // busBw x .92).
+  const CollectivePredictor fallback = predictor(4, nullptr);
+  CHECK(fallback.rates().tree_nvlink_share == Approx(0.92));
+  hardware::ProfileParameter full;
+  full.name = "nccl.tree.nvlink_share";
+  full.value = 1.0;
+  full.text = "1";
+  const auto profile = hardware::CalibrationProfile::from_parts("full-share", {}, {full}, nlohmann::json::object());
+  const CollectivePredictor whole = predictor(4, &profile);
+  CHECK(whole.rates().tree_nvlink_share == 1.0);
+  // A middle rank of the chain sends every byte up and every byte down (Simple: a wire byte per
+  // payload byte): with 24 channels its links, not its blocks (24 x C / 3 = 24 x 38.7 / 3 = 309.6
+  // GB/s), hold the chain, so its rate follows the share: 0.92 of what the whole link gives, and
+  // within a few percent of share x nvlink / 2 (the difference of two sizes keeps part of the
+  // pipeline's fill and drain, when one group has the link alone).
+  CHECK(rate(fallback) / rate(whole) == Approx(0.92).epsilon(0.01));
+  CHECK(rate(fallback) == Approx(0.92 * fallback.rates().nvlink.bytes_per_second() / 2).epsilon(0.03));
+  // LL128 on one node: NCCL's 7/9 of the graph's payload bandwidth (tuning.cc), in wire bytes
+  // 7/9 x 16/15 = 0.830.
+  CHECK(fallback.rates().tree_ll128_nvlink_share == Approx(7.0 / 9.0 * 16.0 / 15.0));
+  // With two ranks each GPU sends one flow: the shares are not looked up.
+  CHECK(predictor(2, nullptr).rates().tree_nvlink_share == 1.0);
+  CHECK(predictor(2, nullptr).rates().tree_ll128_nvlink_share == 1.0);
 }
