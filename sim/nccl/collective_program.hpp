@@ -195,8 +195,8 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
 // lent-4xh200-2026-11-21-tree-rate): LL 3.79 GB/s (11.1 / 3 = 3.70), Simple 13.5 (40.8 / 3 =
 // 13.6), LL128 10.0 (34.3 / 3 = 11.4, held to 10.3 by the cap below). The groups' links are
 // shared the same way (Hop::link_shared: a middle rank sends one flow each way per channel), at
-// nccl.tree.nvlink_share of the NVLink rate with Simple and LL, nccl.tree.ll128_nvlink_share
-// with LL128 (Hop::link_share; NCCL's tuner assumes 0.92 of the graph's bandwidth for a tree
+// nccl.tree.nvlink_share of the NVLink rate with Simple, nccl.tree.ll_nvlink_share with LL,
+// nccl.tree.ll128_nvlink_share with LL128 (Hop::link_share; NCCL's tuner assumes 0.92 of the graph's bandwidth for a tree
 // all-reduce and 7/9 for LL128 on one node, and 4 x H200 at 24 channels measure 313 GB/s (Simple),
 // 311 (LL) and 282 (LL128) wire bytes per second out of a middle rank against the ring's 340):
 // with many channels the link, not the blocks, holds a chain to share x nvlink / (2 x wire

@@ -23,7 +23,8 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
       "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
       "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
-      "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll128_nvlink_share"};
+      "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
+      "nccl.tree.ll128_nvlink_share"};
   return names;
 }
 
@@ -48,6 +49,9 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
       r.tree_nvlink_share = params.ratio("nccl.tree.nvlink_share", kTreeAllReduceFactor,
                                          v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
                                              format_significant(kTreeAllReduceFactor, 3) + " of its graph's");
+      r.tree_ll_nvlink_share = params.ratio("nccl.tree.ll_nvlink_share", kTreeAllReduceFactor,
+                                            v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
+                                                format_significant(kTreeAllReduceFactor, 3) + " of its graph's");
       const double ll128 = N == 1 ? kTreeLl128OneNodeFactor * 16.0 / 15.0 : 1.0;
       r.tree_ll128_nvlink_share =
           params.ratio("nccl.tree.ll128_nvlink_share", ll128,

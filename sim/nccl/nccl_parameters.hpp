@@ -66,7 +66,7 @@
 //                                          patterns, outputs local: calibrate/harness/
 //                                          store_probe_kernels.hpp; H200 measured 0.773, H100
 //                                          the same chip), else 0.5, loads and stores alike
-//   nccl.tree.nvlink_share         ratio   share of the NVLink rate (nccl.nvlink.efficiency's) that
+//   nccl.tree.nvlink_share         ratio   Simple: share of the NVLink rate (nccl.nvlink.efficiency's) that
 //                                          a tree's chain of 3 or more ranks per node reaches on a
 //                                          middle rank's links, where every byte goes out twice (up
 //                                          to the parent, down to the child) and comes in twice;
@@ -74,8 +74,12 @@
 //                                          graph's bandwidth, 0.92 (tuning.cc: Tree all-reduce
 //                                          busBw x .92). Measured on 4 x H200 with 24 channels
 //                                          (calibrate/results/lent-4xh200-2026-11-22-channel-count):
-//                                          a middle rank sends 313 GB/s with Simple and 311 (wire)
-//                                          with LL where the ring reaches 340 (0.92)
+//                                          a middle rank sends 313 GB/s with Simple where the ring
+//                                          reaches 340 (0.92)
+//   nccl.tree.ll_nvlink_share      ratio   the same with LL (311 GB/s of wire bytes out of a middle
+//                                          rank); NCCL's figure, 0.92, as the fallback. Apart from
+//                                          Simple's because the fit over every size puts LL's at
+//                                          0.85 on 4 x H200 and Simple's at 0.92
 //   nccl.tree.ll128_nvlink_share   ratio   the same with LL128 (282 GB/s of wire bytes: 0.83);
 //                                          NCCL 2.28's one-node Tree LL128 figure, 7/9 of the
 //                                          graph's payload bandwidth (tuning.cc), x 16/15 wire
@@ -135,9 +139,9 @@ struct NcclRates {
   double store_fraction = 0.5;
   // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
   double ll_store_fraction = -1, ll128_store_fraction = -1;
-  // Share of the NVLink rate a tree's chain reaches with Simple and LL (nccl.tree.nvlink_share)
-  // and with LL128 (nccl.tree.ll128_nvlink_share).
-  double tree_nvlink_share = 1, tree_ll128_nvlink_share = 1;
+  // Share of the NVLink rate a tree's chain reaches with Simple (nccl.tree.nvlink_share), LL
+  // (nccl.tree.ll_nvlink_share) and LL128 (nccl.tree.ll128_nvlink_share).
+  double tree_nvlink_share = 1, tree_ll_nvlink_share = 1, tree_ll128_nvlink_share = 1;
   // Latency scales and figures.
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;

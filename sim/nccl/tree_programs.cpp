@@ -134,7 +134,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.link_shared = t.kind != TransportKind::NET;
     if (t.kind == TransportKind::P2P && t.over_nvlink) {
-      h.link_share = s.protocol == Protocol::LL128 ? ctx.rates.tree_ll128_nvlink_share : ctx.rates.tree_nvlink_share;
+      h.link_share = s.protocol == Protocol::LL128 ? ctx.rates.tree_ll128_nvlink_share
+                     : s.protocol == Protocol::LL  ? ctx.rates.tree_ll_nvlink_share
+                                                   : ctx.rates.tree_nvlink_share;
     }
     if (!h.link_shared) {
       h.channel_cap = (up ? blk.up_cap : blk.down_cap) / step_cost(blk.store_fraction, up ? 2 : 1, up ? 1 : 2);

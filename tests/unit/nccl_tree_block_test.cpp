@@ -129,10 +129,14 @@ TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink ra
   // pipeline's fill and drain, when one group has the link alone).
   CHECK(rate(fallback) / rate(whole) == Approx(0.92).epsilon(0.01));
   CHECK(rate(fallback) == Approx(0.92 * fallback.rates().nvlink.bytes_per_second() / 2).epsilon(0.03));
-  // LL128 on one node: NCCL's 7/9 of the graph's payload bandwidth (tuning.cc), in wire bytes
-  // 7/9 x 16/15 = 0.830.
+  // LL falls back to the same figure; LL128 on one node to NCCL's 7/9 of the graph's payload
+  // bandwidth (tuning.cc), in wire bytes 7/9 x 16/15 = 0.830. The profile's Simple share leaves
+  // the others alone.
+  CHECK(fallback.rates().tree_ll_nvlink_share == Approx(0.92));
   CHECK(fallback.rates().tree_ll128_nvlink_share == Approx(7.0 / 9.0 * 16.0 / 15.0));
+  CHECK(whole.rates().tree_ll_nvlink_share == Approx(0.92));
   // With two ranks each GPU sends one flow: the shares are not looked up.
   CHECK(predictor(2, nullptr).rates().tree_nvlink_share == 1.0);
+  CHECK(predictor(2, nullptr).rates().tree_ll_nvlink_share == 1.0);
   CHECK(predictor(2, nullptr).rates().tree_ll128_nvlink_share == 1.0);
 }
