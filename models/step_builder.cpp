@@ -623,9 +623,8 @@ class EventBuilder {
 // ---- attribution ----
 class Attribution {
  public:
-  Attribution(const StepPlan& plan, const sim::exec::TaskGraph& g, const std::vector<sim::exec::TaskTiming>& tm,
-              const std::vector<std::int32_t>& task_comm, int rank)
-      : plan_(plan), g_(g), tm_(tm), task_comm_(task_comm), rank_(rank) {}
+  Attribution(const sim::exec::TaskGraph& g, const std::vector<sim::exec::TaskTiming>& tm, int rank)
+      : g_(g), tm_(tm), rank_(rank) {}
 
   void run(StepBreakdown& b, std::map<int, double>& exposed_by_account) {
     TimePointLike prev_end = 0;
@@ -683,10 +682,8 @@ class Attribution {
     if (ready > a) gap(a, std::min(ready, e), tm_[x].binding, depth + 1, b, ex);
   }
 
-  const StepPlan& plan_;
   const sim::exec::TaskGraph& g_;
   const std::vector<sim::exec::TaskTiming>& tm_;
-  const std::vector<std::int32_t>& task_comm_;
   int rank_;
 };
 
@@ -729,7 +726,7 @@ StepOutcome simulate_step(const StepPlan& plan, const EventInputs& in, StepTimel
   }
   out.critical_stage = crit;
   std::map<int, double> exposed;
-  Attribution(plan, graph, exec.timings(), builder.task_comm(), crit).run(out.breakdown, exposed);
+  Attribution(graph, exec.timings(), crit).run(out.breakdown, exposed);
   // Summaries on the critical rank.
   const StagePlan& st = plan.stages[crit];
   std::map<int, CommSummary> by_account;
