@@ -51,6 +51,7 @@ ProfileParameter::Kind kind_of(const std::string& name) {
     return ProfileParameter::Kind::BANDWIDTH;
   }
   if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead" ||
+      name == "nccl.host.empty_group_overhead" ||
       name == "nccl.host.group_comm_overhead" || name == "nccl.simple.slice_overhead") {
     return ProfileParameter::Kind::DURATION;
   }

@@ -85,10 +85,12 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
     out.channels = 1;
     if (method.in_place) {
       // nccl-tests' send/recv is a group of four calls (ncclGroupStart, ncclSend, ncclRecv,
-      // ncclGroupEnd); the group's end finds the send to itself in place and drops it
-      // (enqueue.cc scheduleP2pTasksToPlan), so none launches and each costs an empty call.
-      const std::int64_t calls = op == CollectiveOp::SENDRECV ? 4 : 1;
-      return finish(out, method, rates_.host_empty_call * calls, std::nullopt, false);
+      // ncclGroupEnd); the group's end prepares the group, finds the send to itself in place and
+      // drops it (enqueue.cc scheduleP2pTasksToPlan), so none launches: three empty calls and an
+      // empty group end.
+      const Duration host = op == CollectiveOp::SENDRECV ? rates_.host_empty_call * 3 + rates_.host_empty_group
+                                                         : rates_.host_empty_call;
+      return finish(out, method, host, std::nullopt, false);
     }
     const bool p2p = op == CollectiveOp::SENDRECV;
     const Duration fixed = p2p ? base_latency(context(), Algorithm::RING, Protocol::SIMPLE) : rates_.local_copy_overhead;

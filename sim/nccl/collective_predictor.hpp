@@ -22,8 +22,8 @@
 //   size / local copy rate (nccl_parameters.hpp); in place it enqueues nothing and the call costs
 //   its host time only (nccl.host.empty_call_overhead). Send/recv to itself copies out of place
 //   through the P2P kernel (NCCL's base latency + the same copy rate); in place the group's end
-//   drops it (enqueue.cc scheduleP2pTasksToPlan: "Skip send to self in-place") and nccl-tests'
-//   four calls (group start, send, recv, group end) cost an empty call each.
+//   drops it (enqueue.cc scheduleP2pTasksToPlan: "Skip send to self in-place"): nccl-tests' group
+//   start, send and recv cost an empty call each, its group end nccl.host.empty_group_overhead.
 //   4. The uncertainty is the root mean square of the relative uncertainties of the parameters the
 //      prediction used (calibrated ones carry their fit's, defaults their wider default).
 

@@ -21,7 +21,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.shm.bandwidth",           "nccl.nvls.efficiency",
       "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
-      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.store_fraction",
+      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.host.empty_group_overhead", "nccl.store_fraction",
       "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
       "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
       "nccl.tree.ll128_nvlink_share"};
@@ -180,6 +180,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                       version.host.group_source);
   r.host_empty_call = params.duration("nccl.host.empty_call_overhead", r.host_call / 10,
                                       "a tenth of nccl.host.call_overhead (the call returns before any launch)");
+  r.host_empty_group = params.duration("nccl.host.empty_group_overhead", r.host_empty_call,
+                                       "nccl.host.empty_call_overhead (a group end that launches nothing)");
   {
     // The compute model's memory parameters and fallbacks (models/compute_parameters.hpp).
     const double mem_eff = params.ratio("compute.memory.efficiency", 0.80, "compute model default (memory-bound kernels)");

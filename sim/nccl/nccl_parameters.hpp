@@ -98,6 +98,12 @@
 //   nccl.host.empty_call_overhead  s       host time of a call that launches nothing (one rank, in
 //                                          place: enqueue.cc returns before any launch); a tenth of
 //                                          nccl.host.call_overhead
+//   nccl.host.empty_group_overhead s       host time of a group end whose tasks all drop before any
+//                                          launch (a send/recv to itself in place: group.cc
+//                                          groupLaunch still prepares the group, enqueue.cc
+//                                          scheduleP2pTasksToPlan then skips it); an empty call's.
+//                                          4 x H200: 1.4 us for nccl-tests' four calls, where the
+//                                          in-place collectives' single call measures 0.2-0.3 us
 //   nccl.host.group_comm_overhead  s       extra host time per communicator when one thread's group
 //                                          launches several (nccl-tests -g N; group.cc doLaunches
 //                                          switches device for each communicator's prepare, launch
@@ -148,6 +154,7 @@ struct NcclRates {
   Duration host_call;
   Duration host_group_comm;
   Duration host_empty_call;
+  Duration host_empty_group;
   // One rank's local copy: payload rate (each byte read and written) and fixed GPU time.
   Bandwidth local_copy;
   Duration local_copy_overhead;

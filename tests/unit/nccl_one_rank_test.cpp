@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
 #include "sim/nccl/collective_predictor.hpp"
@@ -38,9 +39,38 @@ TEST_CASE("one rank copies out of place and does nothing in place", "[unit][nccl
   CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
   // In place nothing is launched: the empty call's host time, a tenth of 4 us.
   CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), in_place).time.microseconds() == Approx(0.4));
-  // Send/recv to itself in place: the group's end drops the pair, and nccl-tests' four calls
-  // (group start, send, recv, group end) cost an empty call each: 4 x 0.4 = 1.6 us.
+  // Send/recv to itself in place: the group's end drops the pair. nccl-tests' group start, send
+  // and recv cost an empty call each, the group end nccl.host.empty_group_overhead, whose fallback
+  // is an empty call: 4 x 0.4 = 1.6 us.
   CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(256), in_place).time.microseconds() == Approx(1.6));
+}
+
+TEST_CASE("a group end that launches nothing has its own host time", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  hardware::ProfileParameter call;
+  call.name = "nccl.host.empty_call_overhead";
+  call.kind = hardware::ProfileParameter::Kind::DURATION;
+  call.value = 0.3e-6;
+  call.text = "0.3 us";
+  hardware::ProfileParameter group = call;
+  group.name = "nccl.host.empty_group_overhead";
+  group.value = 0.5e-6;
+  group.text = "0.5 us";
+  const auto profile =
+      hardware::CalibrationProfile::from_parts("empty-group", {}, {call, group}, nlohmann::json::object());
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, 1};
+  cfg.version = "2.28.9";
+  cfg.profile = &profile;
+  const CollectivePredictor p(cfg);
+  NcclTestsMethod in_place;
+  in_place.in_place = true;
+  // An in-place collective on one rank is one empty call: 0.3 us.
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(1), in_place).time.microseconds() == Approx(0.3));
+  // Send/recv to itself in place: three empty calls and the group end, 3 x 0.3 + 0.5 = 1.4 us (what
+  // 4 x H200 measure, calibrate/results/lent-4xh200-2026-11-21/results-1gpu.json).
+  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(1), in_place).time.microseconds() == Approx(1.4));
 }
 
 TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit][nccl]") {
