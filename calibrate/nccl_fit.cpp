@@ -240,9 +240,7 @@ std::string system_from(const CalibrationResults& results, const hardware::Catal
   if (!env.gpu_name) {
     throw InputError("", "/environment/gpu_name", "expected a GPU name when the instance type is not in the catalog");
   }
-  std::string name = *env.gpu_name;
-  if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
-  const std::string token = name.substr(0, name.find(' '));
+  const std::string_view token = hardware::gpu_model_word(*env.gpu_name);
   for (const auto& [sys_name, sys] : catalog.systems()) {
     if (sys.gpu.rfind(token, 0) == 0) return sys_name;
   }

@@ -564,6 +564,11 @@ std::vector<std::filesystem::path> Catalog::user_dirs_from_env(const std::vector
   return out;
 }
 
+std::string_view gpu_model_word(std::string_view driver_name) {
+  if (driver_name.rfind("NVIDIA ", 0) == 0) driver_name.remove_prefix(7);
+  return driver_name.substr(0, driver_name.find(' '));
+}
+
 const GpuSpec& Catalog::gpu(std::string_view name) const { return find_named(gpus_, name, "GPU"); }
 const SystemSpec& Catalog::system(std::string_view name) const { return find_named(systems_, name, "system"); }
 const InstanceSpec& Catalog::instance(std::string_view name) const {

@@ -285,6 +285,11 @@ struct NodeSpec {
 // Resolves a system or instance name; an unknown name is an InputError suggesting the nearest.
 // The NodeSpec points into `catalog`, which must outlive it (a temporary catalog is refused).
 NodeSpec resolve_node(const Catalog& catalog, std::string_view name);
+// The model word of a GPU name as the driver reports it ("NVIDIA H200" -> "H200"): the name less a
+// leading "NVIDIA ", up to its first space. A catalog GPU is that model when its name begins with
+// the word ("H200-SXM-141GB"); `calibrate fit` finds a results file's system so, and a profile
+// names the GPU it was fitted on so.
+std::string_view gpu_model_word(std::string_view driver_name);
 NodeSpec resolve_node(Catalog&& catalog, std::string_view name) = delete;
 
 }  // namespace clustersim::hardware

@@ -350,9 +350,7 @@ std::map<std::string, Threshold> load_thresholds(std::string_view text, const st
 }
 
 bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_gpu) {
-  std::string_view name = fitted_gpu;
-  if (name.rfind("NVIDIA ", 0) == 0) name.remove_prefix(7);
-  name = name.substr(0, name.find(' '));
+  const std::string_view name = hardware::gpu_model_word(fitted_gpu);
   if (name.empty()) return true;
   return catalog_gpu.rfind(name, 0) == 0;
 }

@@ -91,10 +91,9 @@ std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, cons
 std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file);
 
 // Whether a profile fitted on the GPU `fitted_gpu` (its provenance's gpu, as the driver names it:
-// "NVIDIA H200") describes the catalog GPU `catalog_gpu` ("H200-SXM-141GB"): the name less a
-// leading "NVIDIA ", up to its first space, begins the catalog name. This is the rule by which
-// `calibrate fit` finds the catalog system of a results file from its gpu_name. A profile that
-// names no GPU matches every GPU (nothing tells them apart).
+// "NVIDIA H200") describes the catalog GPU `catalog_gpu` ("H200-SXM-141GB"): its model word
+// (hardware::gpu_model_word, as `calibrate fit` finds a results file's system) begins the catalog
+// name. A profile that names no GPU matches every GPU (nothing tells them apart).
 bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_gpu);
 
 // Predicts every point of `set`; `profile` (may be null) is used only for points on systems whose

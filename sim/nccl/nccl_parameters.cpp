@@ -46,12 +46,10 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                         " GB/s over the datasheet " + format_significant(sheet_link, 4) + " GB/s");
     r.nvlink = sys.nvlink_bandwidth() * eff;
     if (sys.ranks_per_host() >= 3) {
-      r.tree_nvlink_share = params.ratio("nccl.tree.nvlink_share", kTreeAllReduceFactor,
-                                         v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
-                                             format_significant(kTreeAllReduceFactor, 3) + " of its graph's");
-      r.tree_ll_nvlink_share = params.ratio("nccl.tree.ll_nvlink_share", kTreeAllReduceFactor,
-                                            v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
-                                                format_significant(kTreeAllReduceFactor, 3) + " of its graph's");
+      const std::string tree_source = v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
+                                      format_significant(kTreeAllReduceFactor, 3) + " of its graph's";
+      r.tree_nvlink_share = params.ratio("nccl.tree.nvlink_share", kTreeAllReduceFactor, tree_source);
+      r.tree_ll_nvlink_share = params.ratio("nccl.tree.ll_nvlink_share", kTreeAllReduceFactor, tree_source);
       const double ll128 = N == 1 ? kTreeLl128OneNodeFactor * 16.0 / 15.0 : 1.0;
       r.tree_ll128_nvlink_share =
           params.ratio("nccl.tree.ll128_nvlink_share", ll128,
