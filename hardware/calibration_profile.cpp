@@ -167,7 +167,11 @@ double ParameterSet::lookup(std::string_view name, ProfileParameter::Kind kind, 
                             std::string_view fallback_text, std::string_view why, double default_uncertainty) {
   UsedParameter u;
   u.name = std::string(name);
-  if (profile_ != nullptr) {
+  std::string_view excluded_because;
+  for (const auto& [prefix, reason] : excluded_) {
+    if (name.starts_with(prefix)) excluded_because = reason;
+  }
+  if (profile_ != nullptr && excluded_because.empty()) {
     if (const ProfileParameter* p = profile_->find(name)) {
       if (p->kind != kind) {
         throw InputError(profile_->file(), "/parameters/" + json_pointer_token(name),
@@ -186,6 +190,9 @@ double ParameterSet::lookup(std::string_view name, ProfileParameter::Kind kind, 
   u.text = std::string(fallback_text);
   u.calibrated = false;
   u.provenance = std::string(why);
+  if (!excluded_because.empty() && profile_ != nullptr && profile_->find(name) != nullptr) {
+    u.provenance += " (profile " + profile_->name() + "'s value not used: " + std::string(excluded_because) + ")";
+  }
   u.uncertainty = default_uncertainty;
   used_[u.name] = u;
   return fallback;
@@ -213,6 +220,16 @@ FlopRate ParameterSet::flop_rate(std::string_view name, FlopRate fallback, std::
 Bytes ParameterSet::bytes(std::string_view name, Bytes fallback, std::string_view why, double unc) {
   return Bytes::from_double(
       lookup(name, ProfileParameter::Kind::BYTES, fallback.as_double(), format_bytes(fallback), why, unc));
+}
+
+void ParameterSet::set_profile_excluded(std::string prefix, std::string reason) {
+  for (auto& [p, r] : excluded_) {
+    if (p == prefix) {
+      r = std::move(reason);
+      return;
+    }
+  }
+  excluded_.emplace_back(std::move(prefix), std::move(reason));
 }
 
 bool ParameterSet::any_uncalibrated() const {

@@ -28,6 +28,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +118,10 @@ class ParameterSet {
                      double default_uncertainty = 0.25);
   Bytes bytes(std::string_view name, Bytes fallback, std::string_view why, double default_uncertainty = 0.25);
   bool has(std::string_view name) const { return profile_ != nullptr && profile_->find(name) != nullptr; }
+  // From now on the profile's parameters whose names begin with `prefix` are not used: their
+  // lookups take the fallback, whose recorded provenance adds `reason` (a profile fitted where
+  // those parameters mean something else, e.g. host costs under another NCCL release).
+  void set_profile_excluded(std::string prefix, std::string reason);
 
   const CalibrationProfile* profile() const { return profile_; }
   // Every parameter looked up so far, by name (the last lookup of a name wins).
@@ -128,6 +133,7 @@ class ParameterSet {
   double lookup(std::string_view name, ProfileParameter::Kind kind, double fallback, std::string_view fallback_text,
                 std::string_view why, double default_uncertainty);
   const CalibrationProfile* profile_ = nullptr;
+  std::vector<std::pair<std::string, std::string>> excluded_;  // (name prefix, reason)
   std::map<std::string, UsedParameter, std::less<>> used_;
 };
 

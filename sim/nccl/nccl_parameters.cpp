@@ -173,6 +173,16 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");
   r.net_scale = params.ratio("nccl.latency.net_scale", 1.0, v + " network step latencies as they are");
+  // Host costs belong to the NCCL release as much as to the machine: group.cc and enqueue.cc's
+  // launch path change between releases (one thread driving 4 x H200 paid 4.75 us per
+  // communicator with 2.20.5 and 5.43 us with 2.28.9, same host; versions/2.20.5.json). A
+  // profile's are therefore used only under the release (major.minor) it was fitted with.
+  if (const hardware::CalibrationProfile* prof = params.profile();
+      prof != nullptr && NcclVersion::major_minor_of(prof->provenance().nccl) != 0 &&
+      NcclVersion::major_minor_of(prof->provenance().nccl) != version.major_minor()) {
+    params.set_profile_excluded("nccl.host.", "fitted with NCCL " + prof->provenance().nccl +
+                                                  ", and host costs belong to the release; this is " + v);
+  }
   r.host_call = params.duration("nccl.host.call_overhead", version.host.call_overhead, version.host.source);
   r.host_group_comm = params.duration("nccl.host.group_comm_overhead", version.host.group_comm_overhead,
                                       version.host.group_source);

@@ -149,9 +149,9 @@ int VersionTopology::default_nvls_channels(int cc) const {
   return it == nvls_channels.end() ? 16 : it->second;
 }
 
-int NcclVersion::major_minor() const {
+int NcclVersion::major_minor_of(std::string_view release) {
   int major = 0, minor = 0;
-  if (std::sscanf(name.c_str(), "%d.%d", &major, &minor) != 2) return 0;
+  if (std::sscanf(std::string(release).c_str(), "%d.%d", &major, &minor) != 2) return 0;
   return major * 100 + minor;
 }
 

@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/units.hpp"
@@ -137,7 +138,9 @@ struct NcclVersion {
   // "name: description" of every built-in table, sorted by name.
   static std::vector<std::pair<std::string, std::string>> builtin_list();
 
-  int major_minor() const;  // 228 for "2.28.9"
+  int major_minor() const { return major_minor_of(name); }  // 228 for "2.28.9"
+  // The same for a release written out ("2.28.9", "2.20"); 0 when it is not one.
+  static int major_minor_of(std::string_view release);
 };
 
 }  // namespace clustersim::sim::nccl

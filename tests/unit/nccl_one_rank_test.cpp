@@ -73,6 +73,39 @@ TEST_CASE("a group end that launches nothing has its own host time", "[unit][ncc
   CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(1), in_place).time.microseconds() == Approx(1.4));
 }
 
+TEST_CASE("a profile's host costs apply only under the NCCL release it was fitted with", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  hardware::ProfileParameter call;
+  call.name = "nccl.host.call_overhead";
+  call.kind = hardware::ProfileParameter::Kind::DURATION;
+  call.value = 5e-6;
+  call.text = "5 us";
+  hardware::ProfileProvenance prov;
+  prov.gpu = "NVIDIA H200";
+  prov.nccl = "2.28.9";
+  const auto profile = hardware::CalibrationProfile::from_parts("host-2.28", prov, {call}, nlohmann::json::object());
+  auto at = [&](const char* version) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, 1};
+    cfg.version = version;
+    cfg.profile = &profile;
+    return CollectivePredictor(cfg);
+  };
+  NcclTestsMethod out_of_place;
+  // One rank, 64 KiB out of place: the copy (2 + 0.03 us) hides behind the call's host time.
+  // Under 2.28.7 (same release as the fit, 2.28): the profile's 5 us.
+  const CollectivePredictor same = at("2.28.7");
+  CHECK(same.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(5.0));
+  CHECK(same.parameters().used().at("nccl.host.call_overhead").calibrated);
+  // Under 2.20.5 the release's own table, 4 us, and the record says why the profile's was left.
+  const CollectivePredictor other = at("2.20.5");
+  CHECK(other.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
+  const auto& used = other.parameters().used().at("nccl.host.call_overhead");
+  CHECK_FALSE(used.calibrated);
+  CHECK(used.provenance.find("profile host-2.28's value not used: fitted with NCCL 2.28.9") != std::string::npos);
+}
+
 TEST_CASE("a pair's send takes its own transport and rejects bad ranks", "[unit][nccl]") {
   const CollectivePredictor p = predictor(4);
   const auto write = p.predict_pair(Bytes::mib(512), 0, 1);
