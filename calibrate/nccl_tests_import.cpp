@@ -676,7 +676,20 @@ CalibrationResults import_nccl_tests_text(const std::vector<std::pair<std::strin
       any_rows = true;
       BlockResult r = convert(file, b, ranks, options, warnings);
       for (auto& s : r.series) results.collectives.push_back(std::move(s));
-      if (!results.environment && r.environment) results.environment = r.environment;
+      if (!results.environment && r.environment) {
+        results.environment = r.environment;
+      } else if (results.environment && r.environment) {
+        // The file-wide record holds what every log shares: the variables set alike in all of
+        // them (each series keeps its own), the most GPUs any log ran on.
+        auto& common = results.environment->nccl_env;
+        for (auto it = common.begin(); it != common.end();) {
+          const auto other = r.environment->nccl_env.find(it->first);
+          it = other == r.environment->nccl_env.end() || other->second != it->second ? common.erase(it) : std::next(it);
+        }
+        if (r.environment->gpu_count && (!results.environment->gpu_count || *r.environment->gpu_count > *results.environment->gpu_count)) {
+          results.environment->gpu_count = r.environment->gpu_count;
+        }
+      }
       if (results.tool.command.empty() && r.command) results.tool.command = *r.command;
       if (results.tool.version.empty() && r.tests_version) results.tool.version = *r.tests_version;
       if (!results.tool.nccl_version && r.environment && r.environment->nccl_version) {

@@ -230,3 +230,27 @@ TEST_CASE("nccl-tests import: several logs give one results file", "[unit][calib
   CHECK(r.tool.sources.size() == 2);
   CHECK_THROWS_AS(import_nccl_tests_logs({sample("no-such-file.log")}, {}), InputError);
 }
+
+TEST_CASE("nccl-tests import: the file-wide environment holds only what every log shares", "[unit][calibrate]") {
+  auto log = [](const std::string& channels, int ranks) {
+    std::string text = "h:1:2 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n";
+    if (!channels.empty()) text += "h:1:2 [0] NCCL INFO NCCL_MAX_NCHANNELS set by environment to " + channels + "\n";
+    for (int r = 0; r < ranks; ++r) {
+      text += "#  Rank  " + std::to_string(r) + " Group  0 Pid 1 on h device  " + std::to_string(r) +
+              " [0000:01:00] NVIDIA H200\n";
+    }
+    // broadcast: busbw = algbw; 1048576 B in 20 us = 52.43 GB/s.
+    return text + "     1048576        262144     float    none       0    20.00   52.43   52.43      0    20.00   52.43   52.43      0\n";
+  };
+  NcclTestsImportOptions opt;
+  opt.op = "broadcast";
+  const auto r = import_nccl_tests_text({{"one.log", log("1", 2)}, {"auto.log", log("", 4)}, {"two.log", log("2", 4)}}, opt);
+  REQUIRE(r.environment);
+  // NCCL_PROTO is set alike in all three logs; NCCL_MAX_NCHANNELS differs (1, unset, 2), so only
+  // the series carry it.
+  CHECK(r.environment->nccl_env == std::map<std::string, std::string>{{"NCCL_PROTO", "Simple"}});
+  CHECK(r.environment->gpu_count == 4);  // the most GPUs of any log
+  REQUIRE(r.collectives.size() == 6);
+  CHECK(r.collectives[0].env.at("NCCL_MAX_NCHANNELS") == "1");
+  CHECK(r.collectives[2].env.count("NCCL_MAX_NCHANNELS") == 0);
+}
