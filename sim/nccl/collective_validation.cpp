@@ -149,11 +149,14 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       set.nccl_version = nccl_version;
       set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
       const std::string place = set.in_place ? "in-place" : "out-of-place";
+      // nccl-tests -n 1 times each launch alone (no launch runs ahead of the last one's), a
+      // measurement of its own beside the same configuration back to back.
+      const bool single = set.iters == 1;
       set.name = prefix + "/" + opname + "/" + std::to_string(nodes * set.gpus_per_node) + "ranks/" + algo + "/" +
-                 proto + "/" + channels + "ch/" + place + settings;
+                 proto + "/" + channels + "ch/" + place + settings + (single ? "/single-launch" : "");
       set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
                         machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place +
-                        settings_text;
+                        settings_text + (single ? ", one launch per timing (-n 1)" : "");
       set.provenance = file + " (calibration results)";
       for (const ValueReader& pv : e.at("points").as_array(1)) {
         ObjectReader pt = pv.as_object();

@@ -157,3 +157,24 @@ TEST_CASE("a profile applies to the GPU it was fitted on", "[unit][nccl]") {
   // A profile that names no GPU cannot be told apart from any: it applies everywhere.
   CHECK(sim::nccl::profile_gpu_matches("", "A100-SXM4-80GB"));
 }
+
+TEST_CASE("a results file's single launches are a set of their own", "[unit][nccl]") {
+  // The same broadcast back to back (-n 20) and one launch at a time (-n 1): nccl-tests times the
+  // second without the overlap of one launch with the next, so it is scored apart.
+  const auto entry = [](int iters) {
+    return nlohmann::json{{"op", "broadcast"}, {"nodes", 1}, {"gpus_per_node", 4}, {"nranks", 4}, {"algo", "ring"},
+                          {"proto", "simple"}, {"channels", 1}, {"env", {{"NCCL_PROTO", "Simple"}}}, {"dtype", "float"},
+                          {"redop", "none"}, {"root", 0}, {"in_place", false}, {"warmup_iters", 5}, {"iters", iters},
+                          {"points", {{{"size_bytes", 4194304}, {"count", 1048576}, {"time_us", 196.4}}}}};
+  };
+  const nlohmann::json results = {{"schema_version", 1},
+                                  {"kind", "clustersim-calibration-results"},
+                                  {"environment", {{"gpu_name", "NVIDIA H200"}, {"gpu_count", 4}, {"nccl_version", "2.28.9"}}},
+                                  {"collectives", {entry(20), entry(1)}}};
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  const auto sets = sim::nccl::load_results_sets(results, "chain.json", catalog, "hgx-h200");
+  REQUIRE(sets.size() == 2);
+  CHECK(sets[0].name.ends_with("/broadcast/4ranks/ring/simple/1ch/out-of-place"));
+  CHECK(sets[1].name == sets[0].name + "/single-launch");
+  CHECK(sets[1].iters == 1);
+}
