@@ -397,6 +397,12 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       h.wire_factor = buf.wire;
       h.channel_cap = cap;
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
+      if (s.protocol == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
+        // Each Simple step (one slice: BROADCAST/REDUCE_SLICESTEPS = CHUNKSTEPS = 1) ends with the
+        // block's barrier and fence, which nothing overlaps (set_step_timing); a reduce's, storing
+        // once, costs less.
+        h.occupancy = s.op == CollectiveOp::REDUCE ? ctx.rates.simple_reduce_slice_overhead : ctx.rates.simple_slice_overhead;
+      }
       h.multiplicity = nch;
       h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) != (from / sys.gpus()) ? 1 : 0};
       slot = p.add_hop(h);

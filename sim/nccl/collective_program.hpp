@@ -66,7 +66,13 @@
 // slice waits), while the flag flies at LL's step latency l: a rank's 2 slices per step follow
 // one another, so a ring all-gather of a few KiB on n ranks takes about
 //   base + 2 n o  (n - 1 sending steps and the final receive, 2 slices each; l < o hides),
-// and a large slice of S bytes S / rate + o (set_step_timing; chains keep NCCL's step latency).
+// and a large slice of S bytes S / rate + o (set_step_timing). A broadcast's or reduce's chain
+// keeps NCCL's step latency and pays o per step too (one slice per step): back to back, a launch
+// of k steps per channel lasts about k (o + S / rate), whatever the chain's length, and a reduce's
+// steps, which store once (recvReduceSend), pay nccl.simple.reduce_slice_overhead instead. 4 x
+// H200 measure it directly (calibrate/results/lent-4xh200-2026-11-22-chain-simple): one channel,
+// 128 KiB steps against 512 KiB ones, 2.0 us more per extra step for a broadcast, 1.0 us for a
+// reduce; and the chain's length costs nothing (196 us for 4 MiB on 2, 3 and 4 GPUs).
 //
 // A network step is stored and forwarded at the sender: NCCL's proxy posts a step to the network
 // only once the kernel has written all of it (NCCL 2.28 src/transport/net.cc sendProxyProgress:

@@ -23,7 +23,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
       "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.host.empty_group_overhead", "nccl.store_fraction",
       "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
-      "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
+      "nccl.simple.reduce_slice_overhead", "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
       "nccl.tree.ll128_nvlink_share"};
   return names;
 }
@@ -169,6 +169,9 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
         v + " NVLink ring step latency, Simple over LL (" + format_significant(extra_us, 3) + " us), per slice of an all-reduce chunk (" +
             std::to_string(slices) + ")");
   }
+  r.simple_reduce_slice_overhead =
+      params.duration("nccl.simple.reduce_slice_overhead", r.simple_slice_overhead,
+                      "nccl.simple.slice_overhead (a reduce chain's step synchronises as a broadcast's does)");
   r.base_scale = params.ratio("nccl.latency.base_scale", 1.0, v + " base latencies as they are");
   r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");

@@ -56,7 +56,13 @@
 //                                          waits for both); NCCL's per-step Simple latency over LL's,
 //                                          per slice of a ring all-reduce chunk: (hwLat NVLink Ring
 //                                          Simple - LL) / (ALLREDUCE_CHUNKSTEPS / SLICESTEPS) =
-//                                          (3.4 - 0.6) / 2 = 1.4 us in 2.28
+//                                          (3.4 - 0.6) / 2 = 1.4 us in 2.28. A ring broadcast's chain
+//                                          pays it per step (one slice per step): 4 x H200 measure
+//                                          2.0 us more per 128 KiB step than per 512 KiB one
+//   nccl.simple.reduce_slice_overhead s    the same for a ring reduce's chain, whose steps store
+//                                          once (recvReduceSend, no copy out): 4 x H200 measure
+//                                          1.0 us per step (calibrate/results/lent-4xh200-2026-
+//                                          11-22-chain-simple); nccl.simple.slice_overhead
 //   nccl.store_fraction            ratio   share of a Simple copy's time its stores take: a step that
 //                                          reads two buffers (reduce) or writes two (copy and send)
 //                                          costs more than a copy (collective_program.hpp); the
@@ -142,6 +148,7 @@ struct NcclRates {
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
   Duration simple_slice_overhead;  // over NVLink (see the table)
+  Duration simple_reduce_slice_overhead;  // a reduce chain's step, over NVLink
   double store_fraction = 0.5;
   // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
   double ll_store_fraction = -1, ll128_store_fraction = -1;

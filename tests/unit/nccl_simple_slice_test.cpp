@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 #include "sim/nccl/collective_predictor.hpp"
 
@@ -41,4 +42,37 @@ TEST_CASE("a Simple ring's slices follow one another on the sending block", "[un
   CHECK(small.gpu_time.microseconds() == Approx(19.6).margin(0.3));
   // All-reduce: 6 sending steps and the final receive, 14 slices: 8.4 + 14 x 1.4 = 28.0 us.
   CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).gpu_time.microseconds() == Approx(28.0).margin(0.3));
+}
+
+TEST_CASE("a Simple chain's steps each pay the block's synchronisation, a reduce's less", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  hardware::ProfileParameter slice;
+  slice.name = "nccl.simple.slice_overhead";
+  slice.kind = hardware::ProfileParameter::Kind::DURATION;
+  slice.value = 2.0e-6;
+  slice.text = "2 us";
+  hardware::ProfileParameter reduce = slice;
+  reduce.name = "nccl.simple.reduce_slice_overhead";
+  reduce.value = 1.0e-6;
+  reduce.text = "1 us";
+  const auto profile = hardware::CalibrationProfile::from_parts("chain", {}, {slice, reduce}, nlohmann::json::object());
+  auto time_us = [&](CollectiveOp op, const char* buffsize) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, 4};
+    cfg.env = {{"NCCL_ALGO", "Ring"},        {"NCCL_PROTO", "Simple"},      {"NCCL_NVLS_ENABLE", "0"},
+               {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}, {"NCCL_BUFFSIZE", buffsize}};
+    cfg.version = "2.28.9";
+    cfg.profile = &profile;
+    return CollectivePredictor(cfg).predict(op, Bytes::mib(16)).time.microseconds();
+  };
+  // Back to back, a broadcast or reduce launch lasts as long as its busiest rank's steps: one step
+  // per 1/8 of NCCL_BUFFSIZE, each its synchronisation then its copy. 16 MiB in 512 KiB steps (4 MiB
+  // buffer) is 32 steps, in 128 KiB steps (1 MiB buffer) 128: the same bytes, 96 more
+  // synchronisations, 96 x 2 us = 192 us for a broadcast (4 x H200 measure 196 us,
+  // calibrate/results/lent-4xh200-2026-11-22-chain-simple) and 96 x 1 us = 96 us for a reduce
+  // (measured 88 us).
+  CHECK(time_us(CollectiveOp::BROADCAST, "1048576") - time_us(CollectiveOp::BROADCAST, "4194304") ==
+        Approx(192.0).epsilon(0.01));
+  CHECK(time_us(CollectiveOp::REDUCE, "1048576") - time_us(CollectiveOp::REDUCE, "4194304") == Approx(96.0).epsilon(0.01));
 }
