@@ -23,9 +23,19 @@ constexpr std::uint32_t RESTRICTED_ROUNDS = 8;
 
 using max_min_detail::for_each_bit;
 using max_min_detail::for_each_bit64;
-using max_min_detail::key_less;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
+
+namespace {
+__extension__ typedef unsigned __int128 SmallKey;  // __extension__: no -Wpedantic warning
+// A key of the small fill's event search as one number: (level, id) in Key's order, then a slot
+// that only names the winner (ids are unique). A level is never negative; -0 becomes +0 (they
+// compare equal as doubles), after which the bits of a double order as its value.
+constexpr SmallKey small_key(double level, std::uint32_t id, std::uint32_t slot) {
+  const auto bits = std::bit_cast<std::uint64_t>(level + 0.0);
+  return (static_cast<SmallKey>(bits) << 64) | (std::uint64_t{id} << 32) | slot;
+}
+}  // namespace
 
 std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
   const auto number = static_cast<std::uint32_t>(fill_links_.size());
@@ -59,21 +69,32 @@ void MaxMinSolver::gather(std::uint32_t x) {
   f.in_set = epoch_;
   const auto i = static_cast<std::uint32_t>(fill_flows_.size());
   f.fill_index = i;
-  const auto begin = static_cast<std::uint32_t>(fill_links_of_.size());
+  // Its hot links go to fill_links_of_ and a_hops_ side by side (entry for entry), both kept at
+  // least a route's length beyond what is in use: written through pointers, no check per hop.
+  const std::uint32_t begin = a_hop_count_;
+  if (fill_links_of_.size() < begin + MAX_HOPS) {
+    fill_links_of_.resize(2 * (begin + MAX_HOPS));
+    a_hops_.resize(2 * (begin + MAX_HOPS));
+  }
+  std::uint32_t* numbers = fill_links_of_.data() + begin;
+  FillHop* a_hops = a_hops_.data() + begin;
+  std::uint32_t at = begin;
+  const std::uint32_t bottleneck = f.bottleneck;
   const Hop* hops = hops_.at(f.hop_begin);
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
     const LinkId l = hops[h].link;
     const std::uint32_t j = fill_link(l);
-    fill_links_of_.push_back(j);
+    *numbers++ = j;
     FillLink& k = fill_links_[j];
     ++k.a_total;
-    k.a_old_bottlenecked += f.bottleneck == l ? 1U : 0U;
-    a_hops_.push_back(FillHop{i, k.a_head});
-    k.a_head = static_cast<std::uint32_t>(a_hops_.size() - 1);
+    k.a_old_bottlenecked += bottleneck == l ? 1U : 0U;
+    *a_hops++ = FillHop{i, k.a_head};
+    k.a_head = at++;
   });
+  a_hop_count_ = at;
   fill_flows_.push_back(FillFlow{.id = x,
                                  .links_begin = begin,
-                                 .link_count = static_cast<std::uint32_t>(fill_links_of_.size()) - begin,
+                                 .link_count = at - begin,
                                  .bottleneck = f.bottleneck,
                                  .new_bottleneck = UNSOLVED,
                                  .frozen = 0,
@@ -130,38 +151,46 @@ bool MaxMinSolver::small_fill() {
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   std::uint32_t links = 0;
   std::uint64_t capped = 0;  // the part's flows with a cap
+  // Locals, so that the stores below (which the compiler must assume may alias them) force no reloads.
+  const std::uint32_t epoch = fill_epoch_;
+  FillLink* const fill_links = fill_links_.data();
   for (std::uint32_t p = 0; p < flows; ++p) {
     const FillFlow& f = fill_flows_[part_[p]];
     const std::uint32_t* numbers = fill_links_of_.data() + f.links_begin;
+    const std::uint32_t count = f.link_count;
+    const double rate = f.rate;
+    const double cap = f.cap;
+    const std::uint64_t bit = std::uint64_t{1} << p;
     std::uint64_t mine = 0;
-    for (std::uint32_t h = 0; h < f.link_count; ++h) {
-      FillLink& k = fill_links_[numbers[h]];
-      if (k.fill_epoch != fill_epoch_) {
+    for (std::uint32_t h = 0; h < count; ++h) {
+      const std::uint32_t number = numbers[h];
+      FillLink& k = fill_links[number];
+      std::uint32_t slot = k.slot;
+      if (k.fill_epoch != epoch) {
         if (links == SMALL_FILL) return false;
-        k.fill_epoch = fill_epoch_;
-        k.slot = links;
-        s.link_flows[links] = 0;
-        s.rem[links] = k.capacity - k.load;
-        s.capsum[links] = 0;
-        s.a_max_rate[links] = 0;
-        s.fill_level[links] = NO_CAP;
-        s.link_id[links] = k.id;
-        s.link[links] = numbers[h];
-        s.n[links] = 0;
-        ++links;
+        k.fill_epoch = epoch;
+        slot = links++;
+        k.slot = slot;
+        s.link_flows[slot] = 0;
+        s.rem[slot] = k.capacity - k.load;
+        s.capsum[slot] = 0;
+        s.a_max_rate[slot] = 0;
+        s.fill_level[slot] = NO_CAP;
+        s.link_id[slot] = k.id;
+        s.link[slot] = number;
+        s.n[slot] = 0;
       }
-      const std::uint32_t slot = k.slot;
       mine |= std::uint64_t{1} << slot;
-      s.link_flows[slot] |= std::uint64_t{1} << p;
+      s.link_flows[slot] |= bit;
       // The flow's old rate goes back into what is left for A.
-      s.rem[slot] += f.rate;
-      s.capsum[slot] += f.cap;
+      s.rem[slot] += rate;
+      s.capsum[slot] += cap;
       ++s.n[slot];
     }
     s.flow_links[p] = mine;
-    if (f.cap != NO_CAP) {
-      s.cap_key[p] = Key{f.cap, cap_base + f.id};
-      capped |= std::uint64_t{1} << p;
+    if (cap != NO_CAP) {
+      s.cap_key[p] = Key{cap, cap_base + f.id};
+      capped |= bit;
     }
   }
   std::uint64_t unfrozen = flows == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << flows) - 1;
@@ -171,7 +200,7 @@ bool MaxMinSolver::small_fill() {
     s.new_bottleneck[p] = bottleneck;
     for_each_bit64(s.flow_links[p], [&](std::uint32_t slot) {
       s.rem[slot] -= rate;
-      s.a_max_rate[slot] = pick(rate > s.a_max_rate[slot], rate, s.a_max_rate[slot]);
+      s.a_max_rate[slot] = std::max(s.a_max_rate[slot], rate);  // one instruction (maxsd), same value
       --s.n[slot];
     });
   };
@@ -186,44 +215,43 @@ bool MaxMinSolver::small_fill() {
     candidate_count += ((s.capsum[slot] > s.rem[slot]) | (flows == 1)) ? 1U : 0U;
   }
   // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
-  Key least_cap{NO_CAP, UINT32_MAX};
+  // Keys are compared as one 128-bit number (see small_key): the same order as Key's.
+  constexpr SmallKey NO_KEY = small_key(NO_CAP, UINT32_MAX, UINT32_MAX);
+  SmallKey least_cap = NO_KEY;
   std::uint32_t cap_flow = UINT32_MAX;
   while (unfrozen != 0) {
     if (cap_flow == UINT32_MAX || ((unfrozen >> cap_flow) & 1U) == 0) {
-      least_cap = Key{NO_CAP, UINT32_MAX};
-      cap_flow = UINT32_MAX;
+      least_cap = NO_KEY;
       for_each_bit64(unfrozen & capped, [&](std::uint32_t p) {
-        if (s.cap_key[p] < least_cap) {
-          least_cap = s.cap_key[p];
-          cap_flow = p;
-        }
+        const SmallKey key = small_key(s.cap_key[p].level, s.cap_key[p].id, p);
+        least_cap = key < least_cap ? key : least_cap;
       });
+      cap_flow = least_cap == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(least_cap);
     }
-    Key best{NO_CAP, UINT32_MAX};
-    std::uint32_t best_slot = UINT32_MAX;
+    SmallKey best = NO_KEY;
     for (std::uint32_t c = 0; c < candidate_count; ++c) {
       const std::uint32_t slot = candidates[c];
       if (s.n[slot] == 0) {
         candidates[c--] = candidates[--candidate_count];  // never again
         continue;
       }
-      const double level = std::max(s.rem[slot], 0.0) / s.n[slot];
-      const bool less = key_less(level, s.link_id[slot], best.level, best.id);
-      best.level = pick(less, level, best.level);
-      best.id = pick(less, s.link_id[slot], best.id);
-      best_slot = pick(less, slot, best_slot);
+      const SmallKey key = small_key(std::max(s.rem[slot], 0.0) / s.n[slot], s.link_id[slot], slot);
+      best = key < best ? key : best;
     }
     if (cap_flow != UINT32_MAX && least_cap < best) {
-      freeze_one(cap_flow, least_cap.level, CAPPED);
+      freeze_one(cap_flow, s.cap_key[cap_flow].level, CAPPED);
       continue;
     }
+    const std::uint32_t best_slot = best == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(best);
     if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
-    s.fill_level[best_slot] = best.level;
+    // The level itself, as computed in the scan (the key holds it with -0 made +0).
+    const double level = std::max(s.rem[best_slot], 0.0) / s.n[best_slot];
+    s.fill_level[best_slot] = level;
     // Newest first, as the general fill's lists run.
     for (std::uint64_t m = s.link_flows[best_slot] & unfrozen; m != 0;) {
       const auto p = static_cast<std::uint32_t>(63 - std::countl_zero(m));
       m &= ~(std::uint64_t{1} << p);
-      freeze_one(p, best.level, best.id);
+      freeze_one(p, level, s.link_id[best_slot]);
     }
   }
   // Back into the solve's arrays: what find_violations, the coupling search and the commit read.
@@ -602,9 +630,8 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   part_epoch_ = 0;
   fill_flows_.clear();
   fill_links_.clear();
-  fill_links_of_.clear();
+  a_hop_count_ = 0;
   fill_hops_.clear();
-  a_hops_.clear();
   full_coupling_ = false;
   for (const std::uint32_t x : added_) gather(x);
   // A started flow that cannot have its potential on a link will share that link: the link's

@@ -345,6 +345,7 @@ class MaxMinSolver {
   std::vector<std::uint32_t> fill_links_of_;  // per flow of A, its hot links
   std::vector<FillHop> fill_hops_;
   std::vector<FillHop> a_hops_;  // per fill link, A's flows on it (FillLink::a_head)
+  std::uint32_t a_hop_count_ = 0;  // entries of fill_links_of_ and a_hops_ in use (both sized beyond)
   std::vector<std::uint32_t> fill_number_;  // per link: its FillLink number, when it has one this solve
   std::vector<std::uint32_t> part_;         // the flows of A that the next fill rates
   std::vector<std::uint32_t> filled_;       // the links of the fill in progress
