@@ -83,28 +83,7 @@ class IndexedHeap {
     }
   }
 
-  // Removes the least entry. Bottom-up: the hole left at the top goes down to a leaf along the
-  // least children (ARITY - 1 comparisons a level, none against the entry that fills it), and the
-  // last entry, which nearly always belongs near the bottom, goes into the hole and up from there.
-  // The same pops as a plain sift (the order is total), with a quarter fewer comparisons (4-ary).
-  void pop() {
-    pos_[entries_[PAD].id] = NOT_IN_HEAP;
-    const Entry e = entries_.back();
-    entries_.pop_back();
-    const auto n = static_cast<std::uint32_t>(entries_.size());
-    if (n == PAD) return;
-    std::uint32_t i = PAD;
-    for (;;) {
-      const std::uint32_t first = first_child(i);
-      if (first >= n) break;
-      const std::uint32_t child = least_child(first, first + ARITY < n ? first + ARITY : n);
-      entries_[i] = entries_[child];
-      pos_[entries_[i].id] = i;
-      i = child;
-    }
-    entries_[i] = e;
-    sift_up(i);
-  }
+  void pop() { erase_at(PAD); }
 
   void erase(std::uint32_t id) {
     if (contains(id)) erase_at(pos_[id]);

@@ -264,13 +264,11 @@ bool MaxMinSolver::small_fill() {
   filled_.resize(links);
   for (std::uint32_t slot = 0; slot < links; ++slot) {
     FillLink& k = fill_links_[s.link[slot]];
+    // What find_violations reads (capsum, n and head are set afresh by any fill that takes it in).
     k.rem = s.rem[slot];
-    k.capsum = s.capsum[slot];
     k.fill_level = s.fill_level[slot];
     k.a_max_rate = s.a_max_rate[slot];
-    k.n = 0;
     k.in_a = s.in_a[slot];
-    k.head = NO_HOP;
     filled_[slot] = s.link[slot];
   }
   return true;
@@ -422,7 +420,7 @@ bool MaxMinSolver::find_violations() {
     const LinkState& g = links_[k.id];
     k.load = k.capacity - k.rem;  // what the next fill that takes it in starts from
     const bool froze = k.fill_level != NO_CAP;
-    k.level = pick(froze, k.fill_level, k.level);
+    k.level = froze ? k.fill_level : k.level;
     if (g.flows == k.in_a) continue;  // every flow on the link is in the part
     // The flows outside the part bottlenecked here: outsiders (as committed) and flows of A filled
     // before (as their last fill left them).

@@ -247,7 +247,8 @@ class MaxMinSolver {
     bool operator<(const Key& o) const { return max_min_detail::key_less(level, id, o.level, o.id); }
   };
   // The fill's own copies, numbered in the order they joined this solve.
-  struct FillLink {  // a hot link of the flows of A
+  // Both padded to a power of two (128 and 64 bytes): an index becomes an address with one shift.
+  struct alignas(128) FillLink {  // a hot link of the flows of A
     LinkId id;
     std::uint32_t fill_epoch;  // the fill that last took it in (its scratch below is that fill's)
     std::uint32_t visit;       // part epoch of the last coupling search that reached it
@@ -267,7 +268,7 @@ class MaxMinSolver {
     double level;       // level at which a fill of this solve last froze flows on it (NO_CAP: none)
     double a_max_rate;  // fastest new rate of the part on it
   };
-  struct FillFlow {  // a flow of A
+  struct alignas(64) FillFlow {  // a flow of A
     std::uint32_t id;
     std::uint32_t links_begin;  // its hot links (FillLink numbers) in fill_links_of_
     std::uint32_t link_count;
