@@ -9,7 +9,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/engine/branch_free.hpp"
 #include "sim/net/max_min_detail.hpp"
 #include "sim/net/max_min_solver.hpp"
 
@@ -57,7 +56,7 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
                                  .rem = 0,
                                  .capsum = 0,
                                  .fill_level = NO_CAP,
-                                 .level = NO_CAP,
+                                 .level = k.level,
                                  .a_max_rate = 0});
   return number;
 }
@@ -565,7 +564,7 @@ void MaxMinSolver::commit() {
   for (const FillLink& k : fill_links_) {
     LinkState& g = links_[k.id];
     g.load = std::max(0.0, k.load);
-    g.level = pick(k.level != NO_CAP, k.level, g.level);
+    g.level = k.level;  // the link's own level unless a fill of this solve froze flows there
     note_saturation(k.id);
   }
   const auto first_change = changes_.size();

@@ -265,7 +265,7 @@ class MaxMinSolver {
     double rem;         // capacity left for the part's unfrozen flows
     double capsum;      // sum of the caps of the part's flows on it
     double fill_level;  // level at which the last fill froze flows on it (NO_CAP: none)
-    double level;       // level at which a fill of this solve last froze flows on it (NO_CAP: none)
+    double level;       // level at which a fill of this solve last froze flows on it (else the link's level)
     double a_max_rate;  // fastest new rate of the part on it
   };
   struct alignas(64) FillFlow {  // a flow of A
