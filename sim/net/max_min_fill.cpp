@@ -260,7 +260,7 @@ bool MaxMinSolver::small_fill() {
     f.new_rate = s.new_rate[p];
     f.new_bottleneck = s.new_bottleneck[p];
   }
-  filled_.resize(links);
+  filled_links_ = std::span<const std::uint32_t>(s.link, links);
   for (std::uint32_t slot = 0; slot < links; ++slot) {
     FillLink& k = fill_links_[s.link[slot]];
     // What find_violations reads (capsum, n and head are set afresh by any fill that takes it in).
@@ -268,7 +268,6 @@ bool MaxMinSolver::small_fill() {
     k.fill_level = s.fill_level[slot];
     k.a_max_rate = s.a_max_rate[slot];
     k.in_a = s.in_a[slot];
-    filled_[slot] = s.link[slot];
   }
   return true;
 }
@@ -313,6 +312,7 @@ void MaxMinSolver::fill() {
       ++k.in_a;
     }
   }
+  filled_links_ = filled_;  // complete: nothing is added to it past here
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
 
   if (part_.size() == 1) {
@@ -414,7 +414,7 @@ void MaxMinSolver::fill() {
 
 bool MaxMinSolver::find_violations() {
   violators_.clear();
-  for (const std::uint32_t j : filled_) {
+  for (const std::uint32_t j : filled_links_) {
     FillLink& k = fill_links_[j];
     const LinkState& g = links_[k.id];
     k.load = k.capacity - k.rem;  // what the next fill that takes it in starts from

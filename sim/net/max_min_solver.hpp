@@ -349,7 +349,8 @@ class MaxMinSolver {
   std::uint32_t a_hop_count_ = 0;  // entries of fill_links_of_ and a_hops_ in use (both sized beyond)
   std::vector<std::uint32_t> fill_number_;  // per link: its FillLink number, when it has one this solve
   std::vector<std::uint32_t> part_;         // the flows of A that the next fill rates
-  std::vector<std::uint32_t> filled_;       // the links of the fill in progress
+  std::vector<std::uint32_t> filled_;       // the links of the general fill in progress
+  std::span<const std::uint32_t> filled_links_;  // the links of the last fill (filled_, or the small fill's)
   std::vector<std::uint32_t> candidates_;   // filled links that may hold a flow of A back
   std::vector<CapKey> caps_;  // caps of the part's flows, ascending
   std::vector<RateChange> changes_;
