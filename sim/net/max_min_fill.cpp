@@ -28,12 +28,13 @@ using max_min_detail::TOLERANCE;
 namespace {
 __extension__ typedef unsigned __int128 SmallKey;  // __extension__: no -Wpedantic warning
 // A key of the small fill's event search as one number: (level, id) in Key's order, then a slot
-// that only names the winner (ids are unique). A level is never negative; -0 becomes +0 (they
-// compare equal as doubles), after which the bits of a double order as its value.
-constexpr SmallKey small_key(double level, std::uint32_t id, std::uint32_t slot) {
-  const auto bits = std::bit_cast<std::uint64_t>(level + 0.0);
-  return (static_cast<SmallKey>(bits) << 64) | (std::uint64_t{id} << 32) | slot;
+// that only names the winner (ids are unique): the level's bits above `id_slot` = id << 32 | slot.
+// A level is never negative, nor -0 (see its callers), and the bits of such a double order as
+// its value.
+SmallKey small_key(double level, std::uint64_t id_slot) {
+  return (static_cast<SmallKey>(std::bit_cast<std::uint64_t>(level)) << 64) | id_slot;
 }
+constexpr SmallKey NO_KEY = ~SmallKey{0} >> 1;  // above any key of a finite level or cap
 }  // namespace
 
 std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
@@ -175,7 +176,7 @@ bool MaxMinSolver::small_fill() {
         s.capsum[slot] = 0;
         s.a_max_rate[slot] = 0;
         s.fill_level[slot] = NO_CAP;
-        s.link_id[slot] = k.id;
+        s.id_slot[slot] = std::uint64_t{k.id} << 32 | slot;
         s.link[slot] = number;
         s.n[slot] = 0;
       }
@@ -188,7 +189,8 @@ bool MaxMinSolver::small_fill() {
     }
     s.flow_links[p] = mine;
     if (cap != NO_CAP) {
-      s.cap_key[p] = Key{cap, cap_base + f.id};
+      s.cap[p] = cap;
+      s.cap_id_slot[p] = std::uint64_t{cap_base + f.id} << 32 | p;
       capped |= bit;
     }
   }
@@ -215,14 +217,13 @@ bool MaxMinSolver::small_fill() {
   }
   // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
   // Keys are compared as one 128-bit number (see small_key): the same order as Key's.
-  constexpr SmallKey NO_KEY = small_key(NO_CAP, UINT32_MAX, UINT32_MAX);
   SmallKey least_cap = NO_KEY;
   std::uint32_t cap_flow = UINT32_MAX;
   while (unfrozen != 0) {
     if (cap_flow == UINT32_MAX || ((unfrozen >> cap_flow) & 1U) == 0) {
       least_cap = NO_KEY;
       for_each_bit64(unfrozen & capped, [&](std::uint32_t p) {
-        const SmallKey key = small_key(s.cap_key[p].level, s.cap_key[p].id, p);
+        const SmallKey key = small_key(s.cap[p], s.cap_id_slot[p]);
         least_cap = key < least_cap ? key : least_cap;
       });
       cap_flow = least_cap == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(least_cap);
@@ -234,23 +235,24 @@ bool MaxMinSolver::small_fill() {
         candidates[c--] = candidates[--candidate_count];  // never again
         continue;
       }
-      const SmallKey key = small_key(std::max(s.rem[slot], 0.0) / s.n[slot], s.link_id[slot], slot);
+      // max(0, rem): +0 for a rem of -0, so that the key's bits order as the level.
+      const SmallKey key = small_key(std::max(0.0, s.rem[slot]) / s.n[slot], s.id_slot[slot]);
       best = key < best ? key : best;
     }
     if (cap_flow != UINT32_MAX && least_cap < best) {
-      freeze_one(cap_flow, s.cap_key[cap_flow].level, CAPPED);
+      freeze_one(cap_flow, s.cap[cap_flow], CAPPED);
       continue;
     }
     const std::uint32_t best_slot = best == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(best);
     if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
-    // The level itself, as computed in the scan (the key holds it with -0 made +0).
+    // The level itself, as the general fill computes it (the key's differs only for a rem of -0).
     const double level = std::max(s.rem[best_slot], 0.0) / s.n[best_slot];
     s.fill_level[best_slot] = level;
     // Newest first, as the general fill's lists run.
     for (std::uint64_t m = s.link_flows[best_slot] & unfrozen; m != 0;) {
       const auto p = static_cast<std::uint32_t>(63 - std::countl_zero(m));
       m &= ~(std::uint64_t{1} << p);
-      freeze_one(p, level, s.link_id[best_slot]);
+      freeze_one(p, level, static_cast<LinkId>(s.id_slot[best_slot] >> 32));
     }
   }
   // Back into the solve's arrays: what find_violations, the coupling search and the commit read.

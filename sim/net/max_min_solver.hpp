@@ -365,13 +365,15 @@ class MaxMinSolver {
     double capsum[SMALL_FILL];
     double a_max_rate[SMALL_FILL];
     double fill_level[SMALL_FILL];
-    LinkId link_id[SMALL_FILL];
     std::uint32_t link[SMALL_FILL];  // FillLink number
     std::uint32_t n[SMALL_FILL];     // unfrozen flows on the link
     std::uint32_t in_a[SMALL_FILL];
     double new_rate[SMALL_FILL];     // per flow
     std::uint32_t new_bottleneck[SMALL_FILL];
-    Key cap_key[SMALL_FILL];  // per flow with a cap: its cap and id
+    // Event keys as 128-bit numbers (max_min_fill.cpp): the level's bits, then id << 32 | slot.
+    std::uint64_t id_slot[SMALL_FILL];   // per link: its id and slot, the low half of its key
+    double cap[SMALL_FILL];                // per flow with a cap: its cap,
+    std::uint64_t cap_id_slot[SMALL_FILL];  // and the low half of its key (cap id, its place)
   };
   SmallFill small_;
 
