@@ -175,7 +175,7 @@ bool MaxMinSolver::small_fill() {
         s.rem[slot] = k.capacity - k.load;
         s.capsum[slot] = 0;
         s.a_max_rate[slot] = 0;
-        s.fill_level[slot] = NO_CAP;
+        k.fill_level = NO_CAP;  // set in place: a link's event sets it once
         s.id_slot[slot] = std::uint64_t{k.id} << 32 | slot;
         s.link[slot] = number;
         s.n[slot] = 0;
@@ -195,10 +195,17 @@ bool MaxMinSolver::small_fill() {
     }
   }
   std::uint64_t unfrozen = flows == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << flows) - 1;
+  // A flow's result goes straight to its record (what find_violations, the coupling search and
+  // the commit read).
+  FillFlow* const fill_flows = fill_flows_.data();
+  const std::uint32_t* const part = part_.data();
+  const std::uint32_t fill_epoch = fill_epoch_;
   const auto freeze_one = [&](std::uint32_t p, double rate, std::uint32_t bottleneck) {
     unfrozen &= ~(std::uint64_t{1} << p);
-    s.new_rate[p] = rate;
-    s.new_bottleneck[p] = bottleneck;
+    FillFlow& f = fill_flows[part[p]];
+    f.frozen = fill_epoch;
+    f.new_rate = rate;
+    f.new_bottleneck = bottleneck;
     for_each_bit64(s.flow_links[p], [&](std::uint32_t slot) {
       s.rem[slot] -= rate;
       s.a_max_rate[slot] = std::max(s.a_max_rate[slot], rate);  // one instruction (maxsd), same value
@@ -208,7 +215,7 @@ bool MaxMinSolver::small_fill() {
   std::uint32_t candidates[SMALL_FILL];
   std::uint32_t candidate_count = 0;
   for (std::uint32_t slot = 0; slot < links; ++slot) {
-    s.in_a[slot] = s.n[slot];
+    fill_links[s.link[slot]].in_a = s.n[slot];  // what find_violations reads
     s.rem[slot] = std::max(s.rem[slot], 0.0);
     // A link whose room covers the caps of all of A's flows on it cannot hold any of them back;
     // with one flow every link counts (ties go to the lowest link id, then to the cap).
@@ -247,7 +254,7 @@ bool MaxMinSolver::small_fill() {
     if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
     // The level itself, as the general fill computes it (the key's differs only for a rem of -0).
     const double level = std::max(s.rem[best_slot], 0.0) / s.n[best_slot];
-    s.fill_level[best_slot] = level;
+    fill_links[s.link[best_slot]].fill_level = level;
     // Newest first, as the general fill's lists run.
     for (std::uint64_t m = s.link_flows[best_slot] & unfrozen; m != 0;) {
       const auto p = static_cast<std::uint32_t>(63 - std::countl_zero(m));
@@ -255,30 +262,26 @@ bool MaxMinSolver::small_fill() {
       freeze_one(p, level, static_cast<LinkId>(s.id_slot[best_slot] >> 32));
     }
   }
-  // Back into the solve's arrays: what find_violations, the coupling search and the commit read.
-  for (std::uint32_t p = 0; p < flows; ++p) {
-    FillFlow& f = fill_flows_[part_[p]];
-    f.frozen = fill_epoch_;
-    f.new_rate = s.new_rate[p];
-    f.new_bottleneck = s.new_bottleneck[p];
-  }
+  // The links' results back into the solve's arrays.
   filled_links_ = std::span<const std::uint32_t>(s.link, links);
   for (std::uint32_t slot = 0; slot < links; ++slot) {
-    FillLink& k = fill_links_[s.link[slot]];
-    // What find_violations reads (capsum, n and head are set afresh by any fill that takes it in).
-    k.rem = s.rem[slot];
-    k.fill_level = s.fill_level[slot];
+    FillLink& k = fill_links[s.link[slot]];
+    // What find_violations reads (rem, capsum, n and head are set afresh by any fill that takes
+    // it in): the load the part leaves, the level it froze flows at, the fastest of them.
+    k.load = k.capacity - s.rem[slot];
     k.a_max_rate = s.a_max_rate[slot];
-    k.in_a = s.in_a[slot];
   }
   return true;
 }
 
 void MaxMinSolver::fill() {
-  // The part's flows filled before leave the count of A's flows bottlenecked outside the part.
-  for (const std::uint32_t i : part_) {
-    const FillFlow& f = fill_flows_[i];
-    if (f.frozen != 0 && f.new_bottleneck < links_.size()) --fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
+  // The part's flows filled before leave the count of A's flows bottlenecked outside the part
+  // (none before the solve's first fill).
+  if (fill_epoch_ != 0) {
+    for (const std::uint32_t i : part_) {
+      const FillFlow& f = fill_flows_[i];
+      if (f.frozen != 0 && f.new_bottleneck < links_.size()) --fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
+    }
   }
   ++fill_epoch_;
   ++counters_.fills;
@@ -287,6 +290,12 @@ void MaxMinSolver::fill() {
     if (small_fill()) return;
     ++fill_epoch_;  // the links it stamped must be taken in afresh
   }
+  general_fill();
+  // What find_violations reads (the small fill writes it itself).
+  for (const std::uint32_t j : filled_) fill_links_[j].load = fill_links_[j].capacity - fill_links_[j].rem;
+}
+
+void MaxMinSolver::general_fill() {
   filled_.clear();
   for (const std::uint32_t i : part_) {
     const FillFlow& f = fill_flows_[i];
@@ -419,7 +428,6 @@ bool MaxMinSolver::find_violations() {
   for (const std::uint32_t j : filled_links_) {
     FillLink& k = fill_links_[j];
     const LinkState& g = links_[k.id];
-    k.load = k.capacity - k.rem;  // what the next fill that takes it in starts from
     const bool froze = k.fill_level != NO_CAP;
     k.level = froze ? k.fill_level : k.level;
     if (g.flows == k.in_a) continue;  // every flow on the link is in the part
@@ -436,7 +444,7 @@ bool MaxMinSolver::find_violations() {
     const bool v1 = froze && (insiders || !(outsiders_bottlenecked > 0 && k.fill_level >= g.level));
     // V2, V3: flows bottlenecked on the link lose their bottleneck when it has room left, or when a
     // flow of the part overtakes them on it.
-    const bool has_room = k.capacity - k.rem < threshold(g);
+    const bool has_room = k.load < threshold(g);  // k.load: the capacity less what the fill left
     const bool v23 = bottlenecked > 0 && (has_room || k.a_bottlenecked > 0 || k.a_max_rate > g.level * (1 + TOLERANCE));
     if (!v1 && !v23) continue;
     const double v1_limit = k.fill_level * (1 + TOLERANCE);
@@ -458,14 +466,15 @@ bool MaxMinSolver::find_violations() {
       }
     }
   }
-  // The part's new rates and bottlenecks become A's current ones.
+  counters_.outsiders_added += violators_.size();
+  // Done: the commit reads only the new rates and bottlenecks, not what the loop below updates.
+  if (violators_.empty()) return false;
+  // The part's new rates and bottlenecks become A's current ones, for the refill.
   for (const std::uint32_t i : part_) {
     FillFlow& f = fill_flows_[i];
     f.rate = f.new_rate;
     if (f.new_bottleneck < links_.size()) ++fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
   }
-  counters_.outsiders_added += violators_.size();
-  if (violators_.empty()) return false;
   // The violators are filled again with the flows of A coupled to them (directly or not) through
   // links where a flow of A is bottlenecked: there a change of one moves the others. Flows of A
   // that only share links it is not bottlenecked on keep their rates; the checks above catch them

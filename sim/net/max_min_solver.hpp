@@ -320,6 +320,7 @@ class MaxMinSolver {
   std::uint32_t take_in_fill_link(LinkId l);
   bool rate_alone(std::uint32_t flow);
   void fill();
+  void general_fill();  // the fill of a part too large for small_fill (fill() takes it from there)
   bool find_violations();
   void commit();
   bool small_fill();
@@ -364,12 +365,8 @@ class MaxMinSolver {
     double rem[SMALL_FILL];
     double capsum[SMALL_FILL];
     double a_max_rate[SMALL_FILL];
-    double fill_level[SMALL_FILL];
     std::uint32_t link[SMALL_FILL];  // FillLink number
     std::uint32_t n[SMALL_FILL];     // unfrozen flows on the link
-    std::uint32_t in_a[SMALL_FILL];
-    double new_rate[SMALL_FILL];     // per flow
-    std::uint32_t new_bottleneck[SMALL_FILL];
     // Event keys as 128-bit numbers (max_min_fill.cpp): the level's bits, then id << 32 | slot.
     std::uint64_t id_slot[SMALL_FILL];   // per link: its id and slot, the low half of its key
     double cap[SMALL_FILL];                // per flow with a cap: its cap,
