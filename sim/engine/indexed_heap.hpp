@@ -18,6 +18,11 @@
 // 3 after). An order whose common case compares the keys without branching (the flow network's
 // looks its tie-break up only when times are equal) keeps it branch-free. Ties go to the first
 // child, as a linear scan gives them, so the pops are the same whatever the order.
+//
+// pop() is bottom-up: the hole at the top goes down along the least children to a leaf, and the
+// last entry fills it and sifts up from there (it nearly always belongs near the bottom), which
+// saves a comparison and a branch a level. With a total order it pops exactly what a plain sift
+// pops; with equal keys the two could pop them in different orders.
 
 #include <cassert>
 #include <cstdint>

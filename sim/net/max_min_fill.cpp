@@ -208,7 +208,7 @@ bool MaxMinSolver::small_fill() {
     f.new_bottleneck = bottleneck;
     for_each_bit64(s.flow_links[p], [&](std::uint32_t slot) {
       s.rem[slot] -= rate;
-      s.a_max_rate[slot] = std::max(s.a_max_rate[slot], rate);  // one instruction (maxsd), same value
+      s.a_max_rate[slot] = rate > s.a_max_rate[slot] ? rate : s.a_max_rate[slot];  // std::max's value, as maxsd
       --s.n[slot];
     });
   };

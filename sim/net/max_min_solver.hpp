@@ -60,6 +60,10 @@
 // the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
 // takes about 1.06 solves, 0.9 flows rated alone, 0.7 fills and 4.6 flow ratings for 3.2 rate
 // changes (6.2 ratings when refills took all of A coupled through any shared hot link).
+// Measured with callgrind over 20,000 completions of that benchmark (after 60,000 of warm-up): about
+// 5,600 instructions and 26 last-level misses (1 MB cache) per completion; the solve is 52% of
+// them (the small fill 22%, gathering A 11%, the outsider checks 8%), starting flows (routing and
+// add_flow) 10%, the network's heaps of completions and latencies 12%.
 //
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
@@ -93,8 +97,13 @@
 // hops and a link's flow list are blocks of one pool each (block_pool.hpp), and point at each
 // other (positions both ways), so adding or removing a flow is O(hops), with no search and no
 // allocation once warm. A flow slot keeps its block of hops when its flow ends, for the next flow
-// in that slot (the network gives a flow that starts the slot of one that just ended). A fill copies the hot links and flows it works on into small dense arrays
-// (its own numbering), so that its inner loops touch nothing else.
+// in that slot (the network gives a flow that starts the slot of one that just ended). A fill
+// copies the hot links and flows it works on into small dense arrays (its own numbering; a link's
+// record padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift),
+// so that its inner loops touch nothing else. The small fill keeps its sets as bit masks and its
+// per-link and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit
+// number (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each
+// flow's result and each link's level, flow count and load straight into the fill's records.
 
 #include <cstdint>
 #include <limits>
