@@ -326,7 +326,9 @@ void FlowNetwork::prefetch_next(int stage) const {
       solver_.prefetch_links(c);
     }
   }
-  if (!latent_.empty()) {
+  // The end of latency at the top only when it comes before the next completion: a start latency
+  // outlasts many completions, and asking for its route at every one of them is wasted work.
+  if (!latent_.empty() && (completions_.empty() || latent_.top_key() <= completions_.top_key())) {
     const std::uint32_t l = latent_.top_id();
     if (stage == 1) {
       __builtin_prefetch(&flows_[l]);

@@ -26,7 +26,8 @@
 // long before they are handled, so while the callbacks and the solve of the current time run, the
 // network asks the memory for what those will touch, in three stages each reading only what the
 // stage before brought in: the records (after the current time's pops), the blocks of hops and
-// the latent route (after the callbacks), the links (after the solve). At 10,000 flows nearly
+// the latent route (after the callbacks), the links (after the solve). A flow in its start latency
+// is prefetched only when its end comes before the next completion. At 10,000 flows nearly
 // every such record is a miss in the core's own caches; the hints change no result.
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at

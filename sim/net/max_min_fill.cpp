@@ -9,7 +9,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/engine/branch_free.hpp"
 #include "sim/net/max_min_detail.hpp"
 #include "sim/net/max_min_solver.hpp"
 
@@ -23,9 +22,20 @@ constexpr std::uint32_t RESTRICTED_ROUNDS = 8;
 
 using max_min_detail::for_each_bit;
 using max_min_detail::for_each_bit64;
-using max_min_detail::key_less;
 using max_min_detail::RATE_TOLERANCE;
 using max_min_detail::TOLERANCE;
+
+namespace {
+__extension__ typedef unsigned __int128 SmallKey;  // __extension__: no -Wpedantic warning
+// A key of the small fill's event search as one number: (level, id) in Key's order, then a slot
+// that only names the winner (ids are unique): the level's bits above `id_slot` = id << 32 | slot.
+// A level is never negative, nor -0 (see its callers), and the bits of such a double order as
+// its value.
+SmallKey small_key(double level, std::uint64_t id_slot) {
+  return (static_cast<SmallKey>(std::bit_cast<std::uint64_t>(level)) << 64) | id_slot;
+}
+constexpr SmallKey NO_KEY = ~SmallKey{0} >> 1;  // above any key of a finite level or cap
+}  // namespace
 
 std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
   const auto number = static_cast<std::uint32_t>(fill_links_.size());
@@ -47,7 +57,7 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
                                  .rem = 0,
                                  .capsum = 0,
                                  .fill_level = NO_CAP,
-                                 .level = NO_CAP,
+                                 .level = k.level,
                                  .a_max_rate = 0});
   return number;
 }
@@ -59,21 +69,32 @@ void MaxMinSolver::gather(std::uint32_t x) {
   f.in_set = epoch_;
   const auto i = static_cast<std::uint32_t>(fill_flows_.size());
   f.fill_index = i;
-  const auto begin = static_cast<std::uint32_t>(fill_links_of_.size());
+  // Its hot links go to fill_links_of_ and a_hops_ side by side (entry for entry), both kept at
+  // least a route's length beyond what is in use: written through pointers, no check per hop.
+  const std::uint32_t begin = a_hop_count_;
+  if (fill_links_of_.size() < begin + MAX_HOPS) {
+    fill_links_of_.resize(2 * (begin + MAX_HOPS));
+    a_hops_.resize(2 * (begin + MAX_HOPS));
+  }
+  std::uint32_t* numbers = fill_links_of_.data() + begin;
+  FillHop* a_hops = a_hops_.data() + begin;
+  std::uint32_t at = begin;
+  const std::uint32_t bottleneck = f.bottleneck;
   const Hop* hops = hops_.at(f.hop_begin);
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
     const LinkId l = hops[h].link;
     const std::uint32_t j = fill_link(l);
-    fill_links_of_.push_back(j);
+    *numbers++ = j;
     FillLink& k = fill_links_[j];
     ++k.a_total;
-    k.a_old_bottlenecked += f.bottleneck == l ? 1U : 0U;
-    a_hops_.push_back(FillHop{i, k.a_head});
-    k.a_head = static_cast<std::uint32_t>(a_hops_.size() - 1);
+    k.a_old_bottlenecked += bottleneck == l ? 1U : 0U;
+    *a_hops++ = FillHop{i, k.a_head};
+    k.a_head = at++;
   });
+  a_hop_count_ = at;
   fill_flows_.push_back(FillFlow{.id = x,
                                  .links_begin = begin,
-                                 .link_count = static_cast<std::uint32_t>(fill_links_of_.size()) - begin,
+                                 .link_count = at - begin,
                                  .bottleneck = f.bottleneck,
                                  .new_bottleneck = UNSOLVED,
                                  .frozen = 0,
@@ -130,55 +151,71 @@ bool MaxMinSolver::small_fill() {
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   std::uint32_t links = 0;
   std::uint64_t capped = 0;  // the part's flows with a cap
+  // Locals, so that the stores below (which the compiler must assume may alias them) force no reloads.
+  const std::uint32_t epoch = fill_epoch_;
+  FillLink* const fill_links = fill_links_.data();
   for (std::uint32_t p = 0; p < flows; ++p) {
     const FillFlow& f = fill_flows_[part_[p]];
     const std::uint32_t* numbers = fill_links_of_.data() + f.links_begin;
+    const std::uint32_t count = f.link_count;
+    const double rate = f.rate;
+    const double cap = f.cap;
+    const std::uint64_t bit = std::uint64_t{1} << p;
     std::uint64_t mine = 0;
-    for (std::uint32_t h = 0; h < f.link_count; ++h) {
-      FillLink& k = fill_links_[numbers[h]];
-      if (k.fill_epoch != fill_epoch_) {
+    for (std::uint32_t h = 0; h < count; ++h) {
+      const std::uint32_t number = numbers[h];
+      FillLink& k = fill_links[number];
+      std::uint32_t slot = k.slot;
+      if (k.fill_epoch != epoch) {
         if (links == SMALL_FILL) return false;
-        k.fill_epoch = fill_epoch_;
-        k.slot = links;
-        s.link_flows[links] = 0;
-        s.rem[links] = k.capacity - k.load;
-        s.capsum[links] = 0;
-        s.a_max_rate[links] = 0;
-        s.fill_level[links] = NO_CAP;
-        s.link_id[links] = k.id;
-        s.link[links] = numbers[h];
-        s.n[links] = 0;
-        ++links;
+        k.fill_epoch = epoch;
+        slot = links++;
+        k.slot = slot;
+        s.link_flows[slot] = 0;
+        s.rem[slot] = k.capacity - k.load;
+        s.capsum[slot] = 0;
+        s.a_max_rate[slot] = 0;
+        k.fill_level = NO_CAP;  // set in place: a link's event sets it once
+        s.id_slot[slot] = std::uint64_t{k.id} << 32 | slot;
+        s.link[slot] = number;
+        s.n[slot] = 0;
       }
-      const std::uint32_t slot = k.slot;
       mine |= std::uint64_t{1} << slot;
-      s.link_flows[slot] |= std::uint64_t{1} << p;
+      s.link_flows[slot] |= bit;
       // The flow's old rate goes back into what is left for A.
-      s.rem[slot] += f.rate;
-      s.capsum[slot] += f.cap;
+      s.rem[slot] += rate;
+      s.capsum[slot] += cap;
       ++s.n[slot];
     }
     s.flow_links[p] = mine;
-    if (f.cap != NO_CAP) {
-      s.cap_key[p] = Key{f.cap, cap_base + f.id};
-      capped |= std::uint64_t{1} << p;
+    if (cap != NO_CAP) {
+      s.cap[p] = cap;
+      s.cap_id_slot[p] = std::uint64_t{cap_base + f.id} << 32 | p;
+      capped |= bit;
     }
   }
   std::uint64_t unfrozen = flows == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << flows) - 1;
+  // A flow's result goes straight to its record (what find_violations, the coupling search and
+  // the commit read).
+  FillFlow* const fill_flows = fill_flows_.data();
+  const std::uint32_t* const part = part_.data();
+  const std::uint32_t fill_epoch = fill_epoch_;
   const auto freeze_one = [&](std::uint32_t p, double rate, std::uint32_t bottleneck) {
     unfrozen &= ~(std::uint64_t{1} << p);
-    s.new_rate[p] = rate;
-    s.new_bottleneck[p] = bottleneck;
+    FillFlow& f = fill_flows[part[p]];
+    f.frozen = fill_epoch;
+    f.new_rate = rate;
+    f.new_bottleneck = bottleneck;
     for_each_bit64(s.flow_links[p], [&](std::uint32_t slot) {
       s.rem[slot] -= rate;
-      s.a_max_rate[slot] = pick(rate > s.a_max_rate[slot], rate, s.a_max_rate[slot]);
+      s.a_max_rate[slot] = rate > s.a_max_rate[slot] ? rate : s.a_max_rate[slot];  // std::max's value, as maxsd
       --s.n[slot];
     });
   };
   std::uint32_t candidates[SMALL_FILL];
   std::uint32_t candidate_count = 0;
   for (std::uint32_t slot = 0; slot < links; ++slot) {
-    s.in_a[slot] = s.n[slot];
+    fill_links[s.link[slot]].in_a = s.n[slot];  // what find_violations reads
     s.rem[slot] = std::max(s.rem[slot], 0.0);
     // A link whose room covers the caps of all of A's flows on it cannot hold any of them back;
     // with one flow every link counts (ties go to the lowest link id, then to the cap).
@@ -186,73 +223,65 @@ bool MaxMinSolver::small_fill() {
     candidate_count += ((s.capsum[slot] > s.rem[slot]) | (flows == 1)) ? 1U : 0U;
   }
   // The least cap of the unfrozen flows (by level, then id), found again when its flow freezes.
-  Key least_cap{NO_CAP, UINT32_MAX};
+  // Keys are compared as one 128-bit number (see small_key): the same order as Key's.
+  SmallKey least_cap = NO_KEY;
   std::uint32_t cap_flow = UINT32_MAX;
   while (unfrozen != 0) {
     if (cap_flow == UINT32_MAX || ((unfrozen >> cap_flow) & 1U) == 0) {
-      least_cap = Key{NO_CAP, UINT32_MAX};
-      cap_flow = UINT32_MAX;
+      least_cap = NO_KEY;
       for_each_bit64(unfrozen & capped, [&](std::uint32_t p) {
-        if (s.cap_key[p] < least_cap) {
-          least_cap = s.cap_key[p];
-          cap_flow = p;
-        }
+        const SmallKey key = small_key(s.cap[p], s.cap_id_slot[p]);
+        least_cap = key < least_cap ? key : least_cap;
       });
+      cap_flow = least_cap == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(least_cap);
     }
-    Key best{NO_CAP, UINT32_MAX};
-    std::uint32_t best_slot = UINT32_MAX;
+    SmallKey best = NO_KEY;
     for (std::uint32_t c = 0; c < candidate_count; ++c) {
       const std::uint32_t slot = candidates[c];
       if (s.n[slot] == 0) {
         candidates[c--] = candidates[--candidate_count];  // never again
         continue;
       }
-      const double level = std::max(s.rem[slot], 0.0) / s.n[slot];
-      const bool less = key_less(level, s.link_id[slot], best.level, best.id);
-      best.level = pick(less, level, best.level);
-      best.id = pick(less, s.link_id[slot], best.id);
-      best_slot = pick(less, slot, best_slot);
+      // max(0, rem): +0 for a rem of -0, so that the key's bits order as the level.
+      const SmallKey key = small_key(std::max(0.0, s.rem[slot]) / s.n[slot], s.id_slot[slot]);
+      best = key < best ? key : best;
     }
     if (cap_flow != UINT32_MAX && least_cap < best) {
-      freeze_one(cap_flow, least_cap.level, CAPPED);
+      freeze_one(cap_flow, s.cap[cap_flow], CAPPED);
       continue;
     }
+    const std::uint32_t best_slot = best == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(best);
     if (best_slot == UINT32_MAX) throw std::logic_error("max-min fill: a flow with nothing to hold it back");
-    s.fill_level[best_slot] = best.level;
+    // The level itself, as the general fill computes it (the key's differs only for a rem of -0).
+    const double level = std::max(s.rem[best_slot], 0.0) / s.n[best_slot];
+    fill_links[s.link[best_slot]].fill_level = level;
     // Newest first, as the general fill's lists run.
     for (std::uint64_t m = s.link_flows[best_slot] & unfrozen; m != 0;) {
       const auto p = static_cast<std::uint32_t>(63 - std::countl_zero(m));
       m &= ~(std::uint64_t{1} << p);
-      freeze_one(p, best.level, best.id);
+      freeze_one(p, level, static_cast<LinkId>(s.id_slot[best_slot] >> 32));
     }
   }
-  // Back into the solve's arrays: what find_violations, the coupling search and the commit read.
-  for (std::uint32_t p = 0; p < flows; ++p) {
-    FillFlow& f = fill_flows_[part_[p]];
-    f.frozen = fill_epoch_;
-    f.new_rate = s.new_rate[p];
-    f.new_bottleneck = s.new_bottleneck[p];
-  }
-  filled_.resize(links);
+  // The links' results back into the solve's arrays.
+  filled_links_ = std::span<const std::uint32_t>(s.link, links);
   for (std::uint32_t slot = 0; slot < links; ++slot) {
-    FillLink& k = fill_links_[s.link[slot]];
-    k.rem = s.rem[slot];
-    k.capsum = s.capsum[slot];
-    k.fill_level = s.fill_level[slot];
+    FillLink& k = fill_links[s.link[slot]];
+    // What find_violations reads (rem, capsum, n and head are set afresh by any fill that takes
+    // it in): the load the part leaves, the level it froze flows at, the fastest of them.
+    k.load = k.capacity - s.rem[slot];
     k.a_max_rate = s.a_max_rate[slot];
-    k.n = 0;
-    k.in_a = s.in_a[slot];
-    k.head = NO_HOP;
-    filled_[slot] = s.link[slot];
   }
   return true;
 }
 
 void MaxMinSolver::fill() {
-  // The part's flows filled before leave the count of A's flows bottlenecked outside the part.
-  for (const std::uint32_t i : part_) {
-    const FillFlow& f = fill_flows_[i];
-    if (f.frozen != 0 && f.new_bottleneck < links_.size()) --fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
+  // The part's flows filled before leave the count of A's flows bottlenecked outside the part
+  // (none before the solve's first fill).
+  if (fill_epoch_ != 0) {
+    for (const std::uint32_t i : part_) {
+      const FillFlow& f = fill_flows_[i];
+      if (f.frozen != 0 && f.new_bottleneck < links_.size()) --fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
+    }
   }
   ++fill_epoch_;
   ++counters_.fills;
@@ -261,6 +290,12 @@ void MaxMinSolver::fill() {
     if (small_fill()) return;
     ++fill_epoch_;  // the links it stamped must be taken in afresh
   }
+  general_fill();
+  // What find_violations reads (the small fill writes it itself).
+  for (const std::uint32_t j : filled_) fill_links_[j].load = fill_links_[j].capacity - fill_links_[j].rem;
+}
+
+void MaxMinSolver::general_fill() {
   filled_.clear();
   for (const std::uint32_t i : part_) {
     const FillFlow& f = fill_flows_[i];
@@ -288,6 +323,7 @@ void MaxMinSolver::fill() {
       ++k.in_a;
     }
   }
+  filled_links_ = filled_;  // complete: nothing is added to it past here
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
 
   if (part_.size() == 1) {
@@ -389,12 +425,11 @@ void MaxMinSolver::fill() {
 
 bool MaxMinSolver::find_violations() {
   violators_.clear();
-  for (const std::uint32_t j : filled_) {
+  for (const std::uint32_t j : filled_links_) {
     FillLink& k = fill_links_[j];
     const LinkState& g = links_[k.id];
-    k.load = k.capacity - k.rem;  // what the next fill that takes it in starts from
     const bool froze = k.fill_level != NO_CAP;
-    k.level = pick(froze, k.fill_level, k.level);
+    k.level = froze ? k.fill_level : k.level;
     if (g.flows == k.in_a) continue;  // every flow on the link is in the part
     // The flows outside the part bottlenecked here: outsiders (as committed) and flows of A filled
     // before (as their last fill left them).
@@ -409,7 +444,7 @@ bool MaxMinSolver::find_violations() {
     const bool v1 = froze && (insiders || !(outsiders_bottlenecked > 0 && k.fill_level >= g.level));
     // V2, V3: flows bottlenecked on the link lose their bottleneck when it has room left, or when a
     // flow of the part overtakes them on it.
-    const bool has_room = k.capacity - k.rem < threshold(g);
+    const bool has_room = k.load < threshold(g);  // k.load: the capacity less what the fill left
     const bool v23 = bottlenecked > 0 && (has_room || k.a_bottlenecked > 0 || k.a_max_rate > g.level * (1 + TOLERANCE));
     if (!v1 && !v23) continue;
     const double v1_limit = k.fill_level * (1 + TOLERANCE);
@@ -431,14 +466,15 @@ bool MaxMinSolver::find_violations() {
       }
     }
   }
-  // The part's new rates and bottlenecks become A's current ones.
+  counters_.outsiders_added += violators_.size();
+  // Done: the commit reads only the new rates and bottlenecks, not what the loop below updates.
+  if (violators_.empty()) return false;
+  // The part's new rates and bottlenecks become A's current ones, for the refill.
   for (const std::uint32_t i : part_) {
     FillFlow& f = fill_flows_[i];
     f.rate = f.new_rate;
     if (f.new_bottleneck < links_.size()) ++fill_links_[fill_number_[f.new_bottleneck]].a_bottlenecked;
   }
-  counters_.outsiders_added += violators_.size();
-  if (violators_.empty()) return false;
   // The violators are filled again with the flows of A coupled to them (directly or not) through
   // links where a flow of A is bottlenecked: there a change of one moves the others. Flows of A
   // that only share links it is not bottlenecked on keep their rates; the checks above catch them
@@ -539,7 +575,7 @@ void MaxMinSolver::commit() {
   for (const FillLink& k : fill_links_) {
     LinkState& g = links_[k.id];
     g.load = std::max(0.0, k.load);
-    g.level = pick(k.level != NO_CAP, k.level, g.level);
+    g.level = k.level;  // the link's own level unless a fill of this solve froze flows there
     note_saturation(k.id);
   }
   const auto first_change = changes_.size();
@@ -602,9 +638,8 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   part_epoch_ = 0;
   fill_flows_.clear();
   fill_links_.clear();
-  fill_links_of_.clear();
+  a_hop_count_ = 0;
   fill_hops_.clear();
-  a_hops_.clear();
   full_coupling_ = false;
   for (const std::uint32_t x : added_) gather(x);
   // A started flow that cannot have its potential on a link will share that link: the link's

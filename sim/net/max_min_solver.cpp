@@ -48,7 +48,9 @@ void MaxMinSolver::ensure_flow(std::uint32_t flow) {
 // the flow; returns its position.
 std::uint32_t MaxMinSolver::append_member(LinkState& k, LinkMember m) {
   const std::uint32_t n = k.flows;
-  if (n == list_capacity(k.peak_flows)) {
+  // Full when n == list_capacity(peak_flows): n never exceeds the peak, so only at the peak, when
+  // that is 0 or a power of two from 4 on (the test, cheap when n is below the peak, as it mostly is).
+  if (n == k.peak_flows && (n == 0 || (n >= (1U << MIN_LIST_CLASS) && std::has_single_bit(n)))) {
     const unsigned c = std::max(MIN_LIST_CLASS, BlockPool<LinkMember>::class_for(n + std::size_t{1}));
     const std::uint32_t block = members_.allocate(c);
     if (k.peak_flows > 0) {

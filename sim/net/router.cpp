@@ -23,6 +23,14 @@ void Route::append(std::span<const LinkId> links) {
   for (LinkId l : links) push_back(l);
 }
 
+void Route::append_shifted(std::span<const LinkId> links, LinkId base) {
+  if (links.size() > MAX_HOPS - size_) {
+    throw std::length_error("a route has at most " + std::to_string(MAX_HOPS) + " links");
+  }
+  // One check for the whole table entry, not one per link.
+  for (const LinkId l : links) links_[size_++] = base + l;
+}
+
 bool operator==(const Route& a, const Route& b) {
   return a.size_ == b.size_ && std::equal(a.links_.begin(), a.links_.begin() + a.size_, b.links_.begin());
 }
@@ -128,7 +136,7 @@ void Router::append_intra(Route& r, int node, int local_src, int local_dst, std:
   }
   const LinkId base = c.link_base(node);
   if (!intra_latency_ps_.empty()) {
-    for (std::uint32_t i = begin; i < end; ++i) r.push_back(base + c.node.route_links[i]);
+    r.append_shifted(std::span<const LinkId>(c.node.route_links).subspan(begin, end - begin), base);
     ps += intra_latency_ps_[pair];
   } else {
     for (std::uint32_t i = begin; i < end; ++i) push(r, base + c.node.route_links[i], ps);

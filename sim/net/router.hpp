@@ -61,6 +61,8 @@ class Route {
   void push_back(LinkId l);
   void append(std::span<const LinkId> links);
   void append(const Route& r) { append(r.links()); }
+  // Appends base + each of `links` (a node's route table entry, placed on one node's links).
+  void append_shifted(std::span<const LinkId> links, LinkId base);
   friend bool operator==(const Route& a, const Route& b);
 
  private:
