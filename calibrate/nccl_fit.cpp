@@ -53,7 +53,7 @@ ProfileParameter::Kind kind_of(const std::string& name) {
   if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead" ||
       name == "nccl.host.empty_group_overhead" ||
       name == "nccl.host.group_comm_overhead" || name == "nccl.simple.slice_overhead" ||
-      name == "nccl.simple.reduce_slice_overhead") {
+      name == "nccl.simple.reduce_slice_overhead" || name == "nccl.simple.tree_step_overhead") {
     return ProfileParameter::Kind::DURATION;
   }
   return ProfileParameter::Kind::RATIO;

@@ -207,6 +207,11 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
 // 311 (LL) and 282 (LL128) wire bytes per second out of a middle rank against the ring's 340):
 // with many channels the link, not the blocks, holds a chain to share x nvlink / (2 x wire
 // factor) per direction.
+// With Simple each step over NVLink also holds its group for nccl.simple.tree_step_overhead (the
+// step's barrier and fence; the flag then flies at LL's latency), as a ring's slice does: 4 x H200
+// take 2.8-3.1 us more per extra step when the steps are 128 KiB instead of 512 KiB
+// (calibrate/results/lent-4xh200-2026-11-22-step-cost). Less that, a 2-rank root's reduce-copy-
+// send runs at C / 2.05, its w(2, 2) = 2.
 // LL128's groups are also held to their threads' share of a 640-thread ring block, C x threads
 // / 640 (up 0.7 C, down 0.3 C: 10.3 GB/s on the H200, 10.0 measured).
 // Network steps are not charged to the block (the kernel fills the proxy's buffer; the network

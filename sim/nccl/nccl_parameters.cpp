@@ -23,7 +23,7 @@ const std::vector<std::string>& nccl_parameter_names() {
       "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
       "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.host.empty_group_overhead", "nccl.store_fraction",
       "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
-      "nccl.simple.reduce_slice_overhead", "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
+      "nccl.simple.reduce_slice_overhead", "nccl.simple.tree_step_overhead", "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
       "nccl.tree.ll128_nvlink_share"};
   return names;
 }
@@ -172,6 +172,13 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.simple_reduce_slice_overhead =
       params.duration("nccl.simple.reduce_slice_overhead", r.simple_slice_overhead,
                       "nccl.simple.slice_overhead (a reduce chain's step synchronises as a broadcast's does)");
+  {
+    const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(Algorithm::TREE)];
+    const double extra_us = lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];
+    r.simple_tree_step_overhead = params.duration(
+        "nccl.simple.tree_step_overhead", Duration::from_seconds(std::max(0.0, extra_us) * 1e-6),
+        v + " NVLink tree step latency, Simple over LL (" + format_significant(extra_us, 3) + " us; one slice per step)");
+  }
   r.base_scale = params.ratio("nccl.latency.base_scale", 1.0, v + " base latencies as they are");
   r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");

@@ -59,6 +59,11 @@
 //                                          (3.4 - 0.6) / 2 = 1.4 us in 2.28. A ring broadcast's chain
 //                                          pays it per step (one slice per step): 4 x H200 measure
 //                                          2.0 us more per 128 KiB step than per 512 KiB one
+//   nccl.simple.tree_step_overhead s       the same for a tree's Simple step (one slice, one step per
+//                                          chunk) over NVLink; NCCL's tree step latency, Simple over
+//                                          LL: hwLat NVLink Tree Simple - LL = 4.0 - 0.6 = 3.4 us in
+//                                          2.28. 4 x H200 measure 2.8-3.1 us per extra step
+//                                          (calibrate/results/lent-4xh200-2026-11-22-step-cost)
 //   nccl.simple.reduce_slice_overhead s    the same for a ring reduce's chain, whose steps store
 //                                          once (recvReduceSend, no copy out): 4 x H200 measure
 //                                          1.0 us per step (calibrate/results/lent-4xh200-2026-
@@ -149,6 +154,7 @@ struct NcclRates {
   Bandwidth simple_channel;
   Duration simple_slice_overhead;  // over NVLink (see the table)
   Duration simple_reduce_slice_overhead;  // a reduce chain's step, over NVLink
+  Duration simple_tree_step_overhead;     // a tree's step, over NVLink
   double store_fraction = 0.5;
   // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
   double ll_store_fraction = -1, ll128_store_fraction = -1;

@@ -145,6 +145,12 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     }
     h.wire_factor = buf.wire;
     h.latency = hop_latency(ctx, t, Algorithm::TREE, s.protocol);
+    if (s.protocol == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
+      // As a ring's slice (set_step_timing): the flag flies at LL's latency, and each Simple step
+      // holds its group for the step's barrier and fence, which nothing overlaps.
+      h.latency = hop_latency(ctx, t, Algorithm::TREE, Protocol::LL);
+      h.occupancy = ctx.rates.simple_tree_step_overhead;
+    }
     h.multiplicity = nch;
     h.endpoints = {src, dst, node};
     return p.add_hop(h);

@@ -71,23 +71,48 @@ TEST_CASE("a tree's block: the copy rate, the store share and the groups' thread
 }
 
 TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  hardware::ProfileParameter no_step;
+  no_step.name = "nccl.simple.tree_step_overhead";
+  no_step.kind = hardware::ProfileParameter::Kind::DURATION;
+  no_step.value = 0;
+  no_step.text = "0 us";
+  const auto profile = hardware::CalibrationProfile::from_parts("no-step", {}, {no_step}, nlohmann::json::object());
+  const std::map<std::string, std::string> one = {
+      {"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
+  auto steady_rate = [&](const hardware::CalibrationProfile* prof) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, 4};
+    cfg.env = one;
+    cfg.version = "2.28.9";
+    cfg.profile = prof;
+    const CollectivePredictor q(cfg);
+    // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
+    const double t1 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).gpu_time.seconds();
+    const double t0 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
+    return Bytes::mib(128).count() / (t1 - t0) / 1e9;
+  };
   // The chain 0-1-2-3: the middle ranks' blocks reduce and send up (2 loads, 1 store per byte)
   // and copy and send down (1, 2); w(2,1) + w(1,2) = 3 whatever the store share, so once both
-  // groups are busy each moves C / 3. Simple on the H200: 38.7 / 3 = 12.9 GB/s (13.5 measured).
-  const CollectivePredictor p =
-      tree_predictor({{"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}});
-  const CollectivePrediction big = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
-  const CollectivePrediction small = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128));
-  REQUIRE(big.channels == 1);
-  // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
-  const double rate = (Bytes::mib(128).count()) / (big.gpu_time.seconds() - small.gpu_time.seconds()) / 1e9;
-  CHECK(rate == Approx(38.7 / 3).epsilon(0.01));
+  // groups are busy each moves C / 3. Simple on the H200 without the steps' synchronisation:
+  // 38.7 / 3 = 12.9 GB/s.
+  CHECK(steady_rate(&profile) == Approx(38.7 / 3).epsilon(0.01));
+  // Each 512 KiB step also holds its group 3.4 us (nccl.simple.tree_step_overhead's fallback),
+  // while the other group may use the block: a middle rank's two steps of a chunk take between
+  // 3 x 524288 / 38.7e9 = 40.64 us and 40.64 + 2 x 3.4 = 47.44 us, 11.05 to 12.9 GB/s (13.5
+  // measured, calibrate/results/lent-4xh200-2026-11-21-tree-rate).
+  const double with_steps = steady_rate(nullptr);
+  CHECK(with_steps < 38.7 / 3);
+  CHECK(with_steps > 524288 / 47.44e-6 / 1e9);
+  const CollectivePredictor p = tree_predictor(one);
   // Filling the pipeline, a group has its block alone (C / w, not C / 3). One 512 KiB chunk climbs
   // the chain and comes down, each hop at C / w of its sender's step (f = 0.773):
   //   up:   leaf (1,1) 524288 / 38.7e9 = 13.55 us, two middles (2,1) x 1.227 = 2 x 16.62 us;
   //   down: root (2,2) x 2 = 27.10 us, two middles (1,2) x 1.773 = 2 x 24.02 us;
   // together 121.93 us, plus NCCL 2.28's base latency for Tree/Simple (8.4 us) and six steps of
-  // its NVLink Tree/Simple latency (4 us): 154.33 us. At C / 3 throughout the data alone would
+  // its NVLink Tree/Simple latency (4 us: each step's synchronisation, 3.4 us, then the flag's
+  // flight at LL's 0.6 us): 154.33 us. At C / 3 throughout the data alone would
   // take 6 x 524288 / 12.9e9 = 243.9 us.
   const CollectivePrediction one_chunk = p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(512));
   CHECK(one_chunk.gpu_time.microseconds() == Approx(8.4 + 6 * 4 + 121.93).epsilon(0.001));
@@ -113,13 +138,22 @@ TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink ra
   };
   // Without a profile the share is NCCL 2.28's own figure for a tree all-reduce (tuning.cc:
   // busBw x .92).
-  const CollectivePredictor fallback = predictor(4, nullptr);
+  // Each Simple step's synchronisation is left out (nccl.simple.tree_step_overhead = 0), so that
+  // the link's share alone sets the rate.
+  hardware::ProfileParameter no_step;
+  no_step.name = "nccl.simple.tree_step_overhead";
+  no_step.kind = hardware::ProfileParameter::Kind::DURATION;
+  no_step.value = 0;
+  no_step.text = "0 us";
+  const auto steps_off = hardware::CalibrationProfile::from_parts("no-step", {}, {no_step}, nlohmann::json::object());
+  const CollectivePredictor fallback = predictor(4, &steps_off);
   CHECK(fallback.rates().tree_nvlink_share == Approx(0.92));
   hardware::ProfileParameter full;
   full.name = "nccl.tree.nvlink_share";
   full.value = 1.0;
   full.text = "1";
-  const auto profile = hardware::CalibrationProfile::from_parts("full-share", {}, {full}, nlohmann::json::object());
+  const auto profile =
+      hardware::CalibrationProfile::from_parts("full-share", {}, {full, no_step}, nlohmann::json::object());
   const CollectivePredictor whole = predictor(4, &profile);
   CHECK(whole.rates().tree_nvlink_share == 1.0);
   // A middle rank of the chain sends every byte up and every byte down (Simple: a wire byte per
@@ -139,4 +173,34 @@ TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink ra
   CHECK(predictor(2, nullptr).rates().tree_nvlink_share == 1.0);
   CHECK(predictor(2, nullptr).rates().tree_ll_nvlink_share == 1.0);
   CHECK(predictor(2, nullptr).rates().tree_ll128_nvlink_share == 1.0);
+}
+
+TEST_CASE("a tree's Simple steps each pay the step's synchronisation", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  hardware::ProfileParameter step;
+  step.name = "nccl.simple.tree_step_overhead";
+  step.kind = hardware::ProfileParameter::Kind::DURATION;
+  step.value = 3.0e-6;
+  step.text = "3 us";
+  const auto profile = hardware::CalibrationProfile::from_parts("tree-step", {}, {step}, nlohmann::json::object());
+  auto time_us = [&](const char* buffsize, const hardware::CalibrationProfile* prof) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, 2};
+    cfg.env = {{"NCCL_ALGO", "Tree"},        {"NCCL_PROTO", "Simple"},      {"NCCL_NVLS_ENABLE", "0"},
+               {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}, {"NCCL_BUFFSIZE", buffsize}};
+    cfg.version = "2.28.9";
+    cfg.profile = prof;
+    return CollectivePredictor(cfg).predict(CollectiveOp::ALL_REDUCE, Bytes::mib(16)).time.microseconds();
+  };
+  // Fallback: NCCL 2.28's NVLink tree step latency, Simple 4.0 us over LL 0.6 us = 3.4 us.
+  CHECK(tree_predictor().rates().simple_tree_step_overhead.microseconds() == Approx(3.4));
+  // Two ranks: the root reduces, copies and sends each chunk (one Simple step of 1/8 of
+  // NCCL_BUFFSIZE) and is the busiest block. 16 MiB is 32 steps of 512 KiB with NCCL's 4 MiB
+  // buffer and 128 of 128 KiB with a 1 MiB one: the same bytes and 96 more synchronisations,
+  // 96 x 3 us = 288 us, less what the smaller first step saves before the root can start: its
+  // climb from the leaf, 3 us and a copy (w(1,1) = 1) at 38.7 GB/s, takes 3 + 13.55 = 16.55 us
+  // for 512 KiB and 3 + 3.39 = 6.39 us for 128 KiB: 288 - 10.16 = 277.84 us (4 x H200 measure
+  // 285 us, 2.97 us a step: calibrate/results/lent-4xh200-2026-11-22-step-cost).
+  CHECK(time_us("1048576", &profile) - time_us("4194304", &profile) == Approx(277.84).epsilon(0.005));
 }
