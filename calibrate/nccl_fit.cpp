@@ -45,20 +45,6 @@ struct Point {
   int pair_dst = -1;
 };
 
-ProfileParameter::Kind kind_of(const std::string& name) {
-  if (name == "nccl.shm.bandwidth" || name == "nccl.ll.channel_bandwidth" || name == "nccl.ll128.channel_bandwidth" ||
-      name == "nccl.simple.channel_bandwidth") {
-    return ProfileParameter::Kind::BANDWIDTH;
-  }
-  if (name == "nccl.net.latency" || name == "nccl.host.call_overhead" || name == "nccl.host.empty_call_overhead" ||
-      name == "nccl.host.empty_group_overhead" ||
-      name == "nccl.host.group_comm_overhead" || name == "nccl.simple.slice_overhead" ||
-      name == "nccl.simple.reduce_slice_overhead" || name == "nccl.simple.tree_step_overhead") {
-    return ProfileParameter::Kind::DURATION;
-  }
-  return ProfileParameter::Kind::RATIO;
-}
-
 std::string text_of(ProfileParameter::Kind k, double v) {
   switch (k) {
     case ProfileParameter::Kind::BANDWIDTH: return format_bandwidth(Bandwidth::bytes_per_second(v));
@@ -93,18 +79,22 @@ class Problem {
     return std::make_unique<nc::CollectivePredictor>(cfg);
   }
 
-  // Fallback values of every parameter the points use.
-  std::map<std::string, double> fallbacks() const {
+  // Fallback values of every parameter the points use; records each one's kind as its lookup
+  // asked for it (kind()).
+  std::map<std::string, double> fallbacks() {
     std::map<std::string, double> out;
     for (std::size_t c = 0; c < configs_.size(); ++c) {
       const auto p = predictor(static_cast<int>(c), nullptr);
       // The compute model's memory parameters (one rank's copy) are fitted by the compute fitter.
       for (const auto& [name, used] : p->parameters().used()) {
-        if (name.rfind("nccl.", 0) == 0) out.emplace(name, used.value);
+        if (name.rfind("nccl.", 0) != 0) continue;
+        out.emplace(name, used.value);
+        kinds_.emplace(name, used.kind);
       }
     }
     return out;
   }
+  ProfileParameter::Kind kind(const std::string& name) const { return kinds_.at(name); }
 
   // Log residuals of the selected points under the given parameter values.
   Eigen::VectorXd residuals(const std::map<std::string, double>& values, const std::vector<int>& sel) const {
@@ -112,7 +102,7 @@ class Problem {
     for (const auto& [name, v] : values) {
       ProfileParameter p;
       p.name = name;
-      p.kind = kind_of(name);
+      p.kind = kind(name);
       p.value = v;
       p.text = text_of(p.kind, v);
       params.push_back(p);
@@ -139,6 +129,7 @@ class Problem {
   std::vector<Config> configs_;
   std::map<Config, int> index_;
   std::vector<Point> points_;
+  std::map<std::string, ProfileParameter::Kind> kinds_;  // filled by fallbacks()
 };
 
 struct FitResult {
@@ -398,7 +389,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
   for (const std::string& name : full.fitted) {
     ProfileParameter p;
     p.name = name;
-    p.kind = kind_of(name);
+    p.kind = prob.kind(name);
     p.value = full.values.at(name);
     p.text = text_of(p.kind, p.value);
     const auto u = full.uncertainty.find(name);

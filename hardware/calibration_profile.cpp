@@ -167,6 +167,7 @@ double ParameterSet::lookup(std::string_view name, ProfileParameter::Kind kind, 
                             std::string_view fallback_text, std::string_view why, double default_uncertainty) {
   UsedParameter u;
   u.name = std::string(name);
+  u.kind = kind;
   std::string_view excluded_because;
   for (const auto& [prefix, reason] : excluded_) {
     if (name.starts_with(prefix)) excluded_because = reason;

@@ -94,6 +94,7 @@ class CalibrationProfile {
 // One parameter as a prediction used it.
 struct UsedParameter {
   std::string name;
+  ProfileParameter::Kind kind = ProfileParameter::Kind::RATIO;  // as the lookup asked for it
   double value = 0;
   std::string text;
   bool calibrated = false;   // from a profile (measured) rather than a default

@@ -15,19 +15,6 @@ constexpr double kTreeAllReduceFactor = 0.92;
 constexpr double kTreeLl128OneNodeFactor = 7.0 / 9.0;
 }  // namespace
 
-const std::vector<std::string>& nccl_parameter_names() {
-  static const std::vector<std::string> names = {
-      "nccl.nvlink.efficiency",       "nccl.pcie.efficiency",      "nccl.net.efficiency",
-      "nccl.shm.bandwidth",           "nccl.nvls.efficiency",
-      "nccl.ll128.channel_bandwidth", "nccl.simple.channel_bandwidth", "nccl.latency.base_scale",
-      "nccl.latency.nvlink_scale",    "nccl.latency.pcie_scale",   "nccl.latency.net_scale",
-      "nccl.net.latency",             "nccl.host.call_overhead",   "nccl.host.empty_call_overhead", "nccl.host.empty_group_overhead", "nccl.store_fraction",
-      "nccl.host.group_comm_overhead", "nccl.ll.channel_bandwidth", "nccl.simple.slice_overhead",
-      "nccl.simple.reduce_slice_overhead", "nccl.simple.tree_step_overhead", "nccl.ll.store_fraction",       "nccl.ll128.store_fraction", "nccl.tree.nvlink_share", "nccl.tree.ll_nvlink_share",
-      "nccl.tree.ll128_nvlink_share"};
-  return names;
-}
-
 NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, const ChannelPlan& channels,
                         const NcclVersion& version) {
   NcclRates r;
@@ -159,9 +146,14 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   // outputs in the GPU's own memory) where it has one; otherwise loads and stores alike.
   r.store_fraction = store_share(gpu->sm_store_share ? &*gpu->sm_store_share : nullptr, "nccl.store_fraction",
                                  "sm_store_share", false);
+  // NCCL's NVLink step latency of an algorithm, Simple over LL (us): the Simple step's own
+  // synchronisation, which the fallbacks of the step costs below take.
+  auto simple_over_ll_us = [&](Algorithm a) {
+    const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(a)];
+    return lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];
+  };
   {
-    const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(Algorithm::RING)];
-    const double extra_us = lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];
+    const double extra_us = simple_over_ll_us(Algorithm::RING);
     const int slices = std::max(1, version.device.chunk_steps.at(CollectiveOp::ALL_REDUCE) /
                                        std::max(1, version.device.slice_steps.at(CollectiveOp::ALL_REDUCE)));
     r.simple_slice_overhead = params.duration(
@@ -173,8 +165,7 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
       params.duration("nccl.simple.reduce_slice_overhead", r.simple_slice_overhead,
                       "nccl.simple.slice_overhead (a reduce chain's step synchronises as a broadcast's does)");
   {
-    const auto& lat = version.tuner.hw_latency_us[static_cast<int>(HwClass::NVLINK)][static_cast<int>(Algorithm::TREE)];
-    const double extra_us = lat[static_cast<int>(Protocol::SIMPLE)] - lat[static_cast<int>(Protocol::LL)];
+    const double extra_us = simple_over_ll_us(Algorithm::TREE);
     r.simple_tree_step_overhead = params.duration(
         "nccl.simple.tree_step_overhead", Duration::from_seconds(std::max(0.0, extra_us) * 1e-6),
         v + " NVLink tree step latency, Simple over LL (" + format_significant(extra_us, 3) + " us; one slice per step)");
@@ -187,11 +178,12 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   // launch path change between releases (one thread driving 4 x H200 paid 4.75 us per
   // communicator with 2.20.5 and 5.43 us with 2.28.9, same host; versions/2.20.5.json). A
   // profile's are therefore used only under the release (major.minor) it was fitted with.
-  if (const hardware::CalibrationProfile* prof = params.profile();
-      prof != nullptr && NcclVersion::major_minor_of(prof->provenance().nccl) != 0 &&
-      NcclVersion::major_minor_of(prof->provenance().nccl) != version.major_minor()) {
-    params.set_profile_excluded("nccl.host.", "fitted with NCCL " + prof->provenance().nccl +
-                                                  ", and host costs belong to the release; this is " + v);
+  if (const hardware::CalibrationProfile* prof = params.profile(); prof != nullptr) {
+    const int fitted = NcclVersion::major_minor_of(prof->provenance().nccl);
+    if (fitted != 0 && fitted != version.major_minor()) {
+      params.set_profile_excluded("nccl.host.", "fitted with NCCL " + prof->provenance().nccl +
+                                                    ", and host costs belong to the release; this is " + v);
+    }
   }
   r.host_call = params.duration("nccl.host.call_overhead", version.host.call_overhead, version.host.source);
   r.host_group_comm = params.duration("nccl.host.group_comm_overhead", version.host.group_comm_overhead,

@@ -178,7 +178,4 @@ struct NcclRates {
 NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& system, const ChannelPlan& channels,
                         const NcclVersion& version);
 
-// The names above, for documentation and the fitter.
-const std::vector<std::string>& nccl_parameter_names();
-
 }  // namespace clustersim::sim::nccl

@@ -11,6 +11,7 @@
 #include "hardware/errors.hpp"
 #include "hardware/catalog.hpp"
 #include "sim/nccl/collective_predictor.hpp"
+#include "support/profile_parameters.hpp"
 
 using namespace clustersim;
 using namespace clustersim::sim::nccl;
@@ -20,15 +21,6 @@ namespace {
 const hardware::Catalog& catalog() {
   static const hardware::Catalog c = hardware::Catalog::load();
   return c;
-}
-
-hardware::ProfileParameter ratio(const std::string& name, double v) {
-  hardware::ProfileParameter p;
-  p.name = name;
-  p.kind = hardware::ProfileParameter::Kind::RATIO;
-  p.value = v;
-  p.text = std::to_string(v);
-  return p;
 }
 
 // Results of an nccl-tests sweep predicted with `truth`, times multiplied by lognormal noise.
@@ -78,11 +70,10 @@ double fitted(const std::vector<hardware::ProfileParameter>& ps, const std::stri
 TEST_CASE("the NCCL fitter recovers known parameters with cross-validation", "[unit][nccl][fit]") {
   // Truth differs from the fallbacks: NVLink efficiency 0.70 (fallback 20.6/25 = 0.824), NVLink
   // step latencies twice NCCL's, base latency 1.5 times NCCL's.
-  const auto truth = hardware::CalibrationProfile::from_parts(
-      "truth", {},
-      {ratio("nccl.nvlink.efficiency", 0.70), ratio("nccl.latency.nvlink_scale", 2.0),
-       ratio("nccl.latency.base_scale", 1.5)},
-      nlohmann::json::object());
+  using testing::ratio_parameter;
+  const auto truth = testing::profile_of(
+      "truth", {ratio_parameter("nccl.nvlink.efficiency", 0.70), ratio_parameter("nccl.latency.nvlink_scale", 2.0),
+                ratio_parameter("nccl.latency.base_scale", 1.5)});
   calibrate::FitReport report;
   const auto params = calibrate::fit_nccl_parameters(synthetic_results(truth, 0.02), report);
   CHECK(report.system == "hgx-h200");

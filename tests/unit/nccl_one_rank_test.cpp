@@ -6,6 +6,7 @@
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
 #include "sim/nccl/collective_predictor.hpp"
+#include "support/profile_parameters.hpp"
 
 using namespace clustersim;
 using namespace clustersim::sim::nccl;
@@ -47,17 +48,9 @@ TEST_CASE("one rank copies out of place and does nothing in place", "[unit][nccl
 
 TEST_CASE("a group end that launches nothing has its own host time", "[unit][nccl]") {
   static const hardware::Catalog catalog = hardware::Catalog::load();
-  hardware::ProfileParameter call;
-  call.name = "nccl.host.empty_call_overhead";
-  call.kind = hardware::ProfileParameter::Kind::DURATION;
-  call.value = 0.3e-6;
-  call.text = "0.3 us";
-  hardware::ProfileParameter group = call;
-  group.name = "nccl.host.empty_group_overhead";
-  group.value = 0.5e-6;
-  group.text = "0.5 us";
   const auto profile =
-      hardware::CalibrationProfile::from_parts("empty-group", {}, {call, group}, nlohmann::json::object());
+      testing::profile_of("empty-group", {testing::duration_parameter("nccl.host.empty_call_overhead", 0.3e-6),
+                                          testing::duration_parameter("nccl.host.empty_group_overhead", 0.5e-6)});
   PredictorConfig cfg;
   cfg.node = hardware::resolve_node(catalog, "hgx-h200");
   cfg.shape = {1, 1};
@@ -75,15 +68,11 @@ TEST_CASE("a group end that launches nothing has its own host time", "[unit][ncc
 
 TEST_CASE("a profile's host costs apply only under the NCCL release it was fitted with", "[unit][nccl]") {
   static const hardware::Catalog catalog = hardware::Catalog::load();
-  hardware::ProfileParameter call;
-  call.name = "nccl.host.call_overhead";
-  call.kind = hardware::ProfileParameter::Kind::DURATION;
-  call.value = 5e-6;
-  call.text = "5 us";
   hardware::ProfileProvenance prov;
   prov.gpu = "NVIDIA H200";
   prov.nccl = "2.28.9";
-  const auto profile = hardware::CalibrationProfile::from_parts("host-2.28", prov, {call}, nlohmann::json::object());
+  const auto profile =
+      testing::profile_of("host-2.28", {testing::duration_parameter("nccl.host.call_overhead", 5e-6)}, prov);
   auto at = [&](const char* version) {
     PredictorConfig cfg;
     cfg.node = hardware::resolve_node(catalog, "hgx-h200");

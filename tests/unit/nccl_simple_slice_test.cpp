@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 #include "sim/nccl/collective_predictor.hpp"
+#include "support/profile_parameters.hpp"
 
 using namespace clustersim;
 using namespace clustersim::sim::nccl;
@@ -46,16 +46,9 @@ TEST_CASE("a Simple ring's slices follow one another on the sending block", "[un
 
 TEST_CASE("a Simple chain's steps each pay the block's synchronisation, a reduce's less", "[unit][nccl]") {
   static const hardware::Catalog catalog = hardware::Catalog::load();
-  hardware::ProfileParameter slice;
-  slice.name = "nccl.simple.slice_overhead";
-  slice.kind = hardware::ProfileParameter::Kind::DURATION;
-  slice.value = 2.0e-6;
-  slice.text = "2 us";
-  hardware::ProfileParameter reduce = slice;
-  reduce.name = "nccl.simple.reduce_slice_overhead";
-  reduce.value = 1.0e-6;
-  reduce.text = "1 us";
-  const auto profile = hardware::CalibrationProfile::from_parts("chain", {}, {slice, reduce}, nlohmann::json::object());
+  const auto profile =
+      testing::profile_of("chain", {testing::duration_parameter("nccl.simple.slice_overhead", 2.0e-6),
+                                    testing::duration_parameter("nccl.simple.reduce_slice_overhead", 1.0e-6)});
   auto time_us = [&](CollectiveOp op, const char* buffsize) {
     PredictorConfig cfg;
     cfg.node = hardware::resolve_node(catalog, "hgx-h200");

@@ -7,6 +7,7 @@
 #include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 #include "sim/nccl/collective_predictor.hpp"
+#include "support/profile_parameters.hpp"
 
 using namespace clustersim;
 using namespace clustersim::sim::nccl;
@@ -72,12 +73,7 @@ TEST_CASE("a tree's block: the copy rate, the store share and the groups' thread
 
 TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nccl]") {
   static const hardware::Catalog catalog = hardware::Catalog::load();
-  hardware::ProfileParameter no_step;
-  no_step.name = "nccl.simple.tree_step_overhead";
-  no_step.kind = hardware::ProfileParameter::Kind::DURATION;
-  no_step.value = 0;
-  no_step.text = "0 us";
-  const auto profile = hardware::CalibrationProfile::from_parts("no-step", {}, {no_step}, nlohmann::json::object());
+  const auto profile = testing::profile_of("no-step", {testing::duration_parameter("nccl.simple.tree_step_overhead", 0)});
   const std::map<std::string, std::string> one = {
       {"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
   auto steady_rate = [&](const hardware::CalibrationProfile* prof) {
@@ -140,20 +136,12 @@ TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink ra
   // busBw x .92).
   // Each Simple step's synchronisation is left out (nccl.simple.tree_step_overhead = 0), so that
   // the link's share alone sets the rate.
-  hardware::ProfileParameter no_step;
-  no_step.name = "nccl.simple.tree_step_overhead";
-  no_step.kind = hardware::ProfileParameter::Kind::DURATION;
-  no_step.value = 0;
-  no_step.text = "0 us";
-  const auto steps_off = hardware::CalibrationProfile::from_parts("no-step", {}, {no_step}, nlohmann::json::object());
+  const auto no_step = testing::duration_parameter("nccl.simple.tree_step_overhead", 0);
+  const auto steps_off = testing::profile_of("no-step", {no_step});
   const CollectivePredictor fallback = predictor(4, &steps_off);
   CHECK(fallback.rates().tree_nvlink_share == Approx(0.92));
-  hardware::ProfileParameter full;
-  full.name = "nccl.tree.nvlink_share";
-  full.value = 1.0;
-  full.text = "1";
   const auto profile =
-      hardware::CalibrationProfile::from_parts("full-share", {}, {full, no_step}, nlohmann::json::object());
+      testing::profile_of("full-share", {testing::ratio_parameter("nccl.tree.nvlink_share", 1.0), no_step});
   const CollectivePredictor whole = predictor(4, &profile);
   CHECK(whole.rates().tree_nvlink_share == 1.0);
   // A middle rank of the chain sends every byte up and every byte down (Simple: a wire byte per
@@ -177,12 +165,7 @@ TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink ra
 
 TEST_CASE("a tree's Simple steps each pay the step's synchronisation", "[unit][nccl]") {
   static const hardware::Catalog catalog = hardware::Catalog::load();
-  hardware::ProfileParameter step;
-  step.name = "nccl.simple.tree_step_overhead";
-  step.kind = hardware::ProfileParameter::Kind::DURATION;
-  step.value = 3.0e-6;
-  step.text = "3 us";
-  const auto profile = hardware::CalibrationProfile::from_parts("tree-step", {}, {step}, nlohmann::json::object());
+  const auto profile = testing::profile_of("tree-step", {testing::duration_parameter("nccl.simple.tree_step_overhead", 3e-6)});
   auto time_us = [&](const char* buffsize, const hardware::CalibrationProfile* prof) {
     PredictorConfig cfg;
     cfg.node = hardware::resolve_node(catalog, "hgx-h200");
