@@ -113,6 +113,9 @@ GpuSpec read_gpu(ValueReader v, const FileReader& f) {
       s.generation = static_cast<int>(n.at("generation").as_int({.min = 0, .max = 20}));
       s.links = static_cast<int>(n.at("links").as_int({.min = 0, .max = 64}));
       s.link_bandwidth = f.bandwidth(n.at("link_bandwidth"));
+      if (auto x = n.maybe("knee_exponent")) {
+        s.knee_exponent = f.figure<double>(*x, [](ValueReader r) { return r.as_number({1.0, 100.0}); });
+      }
       return s;
     });
     g.pcie = o.at("pcie").read_object([&](ObjectReader& p) {

@@ -43,6 +43,9 @@ struct NvlinkSpec {
   int generation = 0;
   int links = 0;
   Figure<Bandwidth> link_bandwidth;  // per link, per direction
+  // Exponent p of the soft minimum between the payload rate a GPU's channels offer and the rate
+  // its NVLink carries, (D^-p + L^-p)^(-1/p) (sim/nccl/step_program.hpp); none: a hard minimum.
+  std::optional<Figure<double>> knee_exponent;
   Bandwidth per_direction() const { return link_bandwidth.value * links; }
 };
 

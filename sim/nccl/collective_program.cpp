@@ -126,6 +126,7 @@ Capacities resource_capacities(const NcclRates& r) {
   set(ResourceKind::NIC_OUT, r.nic);
   set(ResourceKind::NIC_IN, r.nic);
   set(ResourceKind::NVLS, r.nvlink * r.nvls_efficiency);
+  c.nvlink_knee = r.nvlink_knee;
   return c;
 }
 

@@ -264,7 +264,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const double share = static_cast<double>(hop.multiplicity) / lanes_ / static_cast<double>(routes.size());
     const double wire = t.bytes * share * hop.wire_factor / eff_[t.hop];
     FlowOptions opt;
-    double cap = hop.channel_cap.bytes_per_second();
+    double cap = std::min(hop.channel_cap.bytes_per_second(), hop.soft_cap.bytes_per_second());
     if (t.block >= 0 && serial > 0) cap = std::min(cap, t.bytes / serial);
     if (std::isfinite(cap) && cap < 1e14) {
       opt.rate_cap = Bandwidth::bytes_per_second(cap * share * hop.wire_factor / eff_[t.hop]);

@@ -32,6 +32,14 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                     v + " per-link NVLink figure " + format_significant(nccl_link, 4) +
                                         " GB/s over the datasheet " + format_significant(sheet_link, 4) + " GB/s");
     r.nvlink = sys.nvlink_bandwidth() * eff;
+    // The knee where the catalog measured one (or a profile sets it); else a hard minimum.
+    if (const auto& knee = gpu->nvlink.knee_exponent) {
+      r.nvlink_knee = params.ratio("nccl.nvlink.knee_exponent", knee->value,
+                                   "catalog " + gpu->name + " nvlink knee_exponent " +
+                                       format_significant(knee->value, 3) + " (" + knee->source + ")");
+    } else if (params.has("nccl.nvlink.knee_exponent")) {
+      r.nvlink_knee = params.ratio("nccl.nvlink.knee_exponent", 0.0, "a hard minimum (no knee measured)");
+    }
     if (sys.ranks_per_host() >= 3) {
       const std::string tree_source = v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
                                       format_significant(kTreeAllReduceFactor, 3) + " of its graph's";

@@ -9,6 +9,13 @@
 //   nccl.nvlink.efficiency         ratio   payload rate NCCL's copies reach on NVLink, per direction,
 //                                          over the datasheet rate; NCCL's per-link figure (topo.h:
 //                                          sm80 20, sm90 20.6, sm100 40.1 GB/s) / catalog per-link rate
+//   nccl.nvlink.knee_exponent      ratio   p of the soft minimum between the payload rate a hop's
+//                                          channels offer over NVLink and what the link carries,
+//                                          (D^-p + L^-p)^(-1/p) (step_program.hpp); the catalog
+//                                          GPU's nvlink knee_exponent where it has one (H200 3.2:
+//                                          ring all-reduce at 1 to 32 channels on 2 x H200, rms
+//                                          1.7% against 5.2% for a hard minimum), else none (max-min
+//                                          sharing's hard minimum)
 //   nccl.pcie.efficiency           ratio   same for a GPU's PCIe link; NCCL's PCIe figure (x16 Gen4
 //                                          24, Gen5 48 GB/s) / catalog PCIe rate
 //   nccl.net.efficiency            ratio   payload rate over NIC line rate; the catalog fabric's
@@ -144,6 +151,7 @@ namespace clustersim::sim::nccl {
 struct NcclRates {
   // Effective per-direction capacities (payload bytes per second) of one GPU's links.
   Bandwidth nvlink;    // datasheet x nvlink efficiency (0 without usable NVLink)
+  double nvlink_knee = 0;  // nccl.nvlink.knee_exponent (0: a hard minimum)
   Bandwidth pcie;      // datasheet x pcie efficiency
   Bandwidth shm;
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency

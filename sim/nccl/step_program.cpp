@@ -125,22 +125,28 @@ double ShareTimeline::place(double start, double bytes, double max_rate, Charge 
 }
 
 void assign_rates(StepProgram& p, const Capacities& caps) {
-  // Seconds per pipeline item that each resource class needs for all its flows.
-  std::array<double, kNumResourceKinds> cycle{};
+  // Seconds per pipeline item that each resource class needs for all its flows (in wire bytes,
+  // and in payload bytes for the NVLink knee).
+  std::array<double, kNumResourceKinds> cycle{}, payload_cycle{};
   auto gpu_link = [](ResourceKind k) {
     return k != ResourceKind::NIC_OUT && k != ResourceKind::NIC_IN && k != ResourceKind::NVLS;
   };
+  auto nvlink = [](ResourceKind k) { return k == ResourceKind::NVLINK_OUT || k == ResourceKind::NVLINK_IN; };
   for (const Hop& h : p.hops) {
     for (const ResourceLoad& l : h.loads) {
       if (h.link_shared && gpu_link(l.kind)) continue;
       const int k = static_cast<int>(l.kind);
       const double cap = caps.per_instance[k].bytes_per_second();
       const double share = gpu_link(l.kind) ? h.link_share : 1.0;
-      if (cap > 0) cycle[k] += l.flows * h.bytes_per_cycle * h.wire_factor / (cap * share);
+      if (cap > 0) {
+        cycle[k] += l.flows * h.bytes_per_cycle * h.wire_factor / (cap * share);
+        payload_cycle[k] += l.flows * h.bytes_per_cycle / (cap * share);
+      }
     }
   }
   for (Hop& h : p.hops) {
     double link = std::numeric_limits<double>::infinity();
+    double payload_link = std::numeric_limits<double>::infinity();  // over NVLink, in payload bytes
     h.link_cost = 0;
     for (const ResourceLoad& l : h.loads) {
       if (h.link_shared && gpu_link(l.kind)) {
@@ -151,8 +157,18 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       const double c = cycle[static_cast<int>(l.kind)];
       if (c <= 0 || h.bytes_per_cycle <= 0) continue;
       link = std::min(link, h.bytes_per_cycle / c);
+      if (nvlink(l.kind)) payload_link = std::min(payload_link, h.bytes_per_cycle / payload_cycle[static_cast<int>(l.kind)]);
     }
     double rate = std::min(h.channel_cap.bytes_per_second(), link);
+    h.soft_cap = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
+    const double cap = h.channel_cap.bytes_per_second();
+    if (caps.nvlink_knee > 0 && std::isfinite(payload_link) && std::isfinite(cap) && cap > 0) {
+      // The soft minimum over NVLink (see the header), relative to the cap for range.
+      const double knee = caps.nvlink_knee;
+      const double soft = cap * std::pow(1.0 + std::pow(cap / payload_link, knee), -1.0 / knee);
+      h.soft_cap = Bandwidth::bytes_per_second(soft);
+      rate = std::min(rate, soft);
+    }
     if (!std::isfinite(rate) || rate <= 0) rate = 1e15;  // a hop that crosses nothing (local copy)
     h.rate = Bandwidth::bytes_per_second(rate);
     h.link_rate = Bandwidth::bytes_per_second(std::isfinite(link) && link > 0 ? link : rate);

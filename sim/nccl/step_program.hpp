@@ -27,6 +27,18 @@
 // (steady-state max-min of pipelined streams), capped by the protocol's per-channel limit:
 //   cycle(r) = sum over flows f on r of wire_bytes_per_item(f) / capacity(r)
 //   rate(f)  = min(channel cap, min over r of bytes_per_item(f) / cycle(r))
+// Over NVLink the channels do not reach that minimum's corner: as what they offer nears what the
+// link carries, each gets less (measured on H200: a 4-GPU ring all-reduce's per-channel rate falls
+// from 24.5 GB/s at 4 channels to 22.0 at 12 and 19.2 at 16, where the hard minimum keeps 24.5
+// up to 14 channels; hardware/catalog/gpus.json, source lent-h200-channel-count). With the knee exponent p (nccl.nvlink.knee_exponent; none: the hard minimum)
+// a hop's flows over NVLink run at
+//   soft(f)  = (cap^-p + (L_f)^-p)^(-1/p),  rate(f) = min(rate(f) above, soft(f))
+// L_f the flow's share of its NVLink counted in payload bytes (bytes_per_item(f) / the cycle
+// with every wire factor 1): n channels of cap c on a link of capacity L then move together
+// ((n c)^-p + L^-p)^(-1/p). The knee is in payload bytes: LL (8 data bytes per 16-byte line) loses
+// nothing per channel up to 300 GB/s of wire bytes out of an H200, where Simple and LL128 lose
+// 10-20% from 12 channels on. A tree's chain, whose links are charged over time (below), keeps
+// the hard minimum.
 //
 // Shared resources used unevenly over time (the static share above assumes every flow of a hop is
 // always busy, true of a ring's steady state, not of a tree's pipeline filling): a transfer may
@@ -96,6 +108,9 @@ struct Hop {
                                 // the connection's next transfer nor the returning credit
   Bandwidth rate;               // assigned by assign_rates: uncontended payload rate of one flow
   Bandwidth link_rate;          // the same from the resources alone, before the channel cap
+  // Assigned by assign_rates: the soft minimum over NVLink where it applies (else +inf); the
+  // event simulation caps the hop's flows with it, the network sharing the rest.
+  Bandwidth soft_cap = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
   HopEndpoints endpoints;
   // The sender's GPU links are a shared resource of the program (Transfer::link), not a static
   // share: assign_rates leaves the GPU's NVLink, PCIe and SHM loads out of `rate` and sets
@@ -173,6 +188,7 @@ struct StepProgram {
 
 struct Capacities {
   std::array<Bandwidth, kNumResourceKinds> per_instance{};
+  double nvlink_knee = 0;  // p of the NVLink soft minimum (0: the hard minimum)
 };
 
 // Gives every hop its uncontended per-flow rate from the resource capacities.

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "sim/nccl/step_program.hpp"
 
 using namespace clustersim;
@@ -71,6 +73,50 @@ TEST_CASE("rates split a resource in proportion to what each flow moves", "[unit
   // bytes in that time: a 1 MB / 10 us = 100 GB/s, b 2 MB / 10 us = 200 GB/s.
   CHECK(p.hops[0].rate.gigabytes_per_second() == Approx(100.0));
   CHECK(p.hops[1].rate.gigabytes_per_second() == Approx(200.0));
+}
+
+TEST_CASE("NVLink's knee: channels near the link's rate get less than the hard minimum", "[unit][nccl]") {
+  // 12 channels of a 4-rank ring, each capped at 25 GB/s, on an NVLink of 360 GB/s (payload), LL128's
+  // 16/15 wire bytes per payload byte.
+  auto ring = [](double knee) {
+    StepProgram p;
+    Hop h = hop(0, 0);
+    h.loads = {{ResourceKind::NVLINK_OUT, 12}, {ResourceKind::NVLINK_IN, 12}};
+    h.bytes_per_cycle = 1e6;
+    h.wire_factor = 16.0 / 15.0;
+    h.channel_cap = Bandwidth::gigabytes_per_second(25);
+    p.add_hop(h);
+    Capacities caps;
+    caps.per_instance[static_cast<int>(ResourceKind::NVLINK_OUT)] = Bandwidth::gigabytes_per_second(360);
+    caps.per_instance[static_cast<int>(ResourceKind::NVLINK_IN)] = Bandwidth::gigabytes_per_second(360);
+    caps.nvlink_knee = knee;
+    assign_rates(p, caps);
+    return p.hops[0];
+  };
+  // Hard minimum: the wire share is 360 / 12 / (16/15) = 28.125 GB/s of payload, above the cap:
+  // every channel runs at its 25 GB/s (300 GB/s in all).
+  const Hop hard = ring(0);
+  CHECK(hard.rate.gigabytes_per_second() == Approx(25.0));
+  CHECK(std::isinf(hard.soft_cap.bytes_per_second()));
+  // Knee p = 3.2, in payload bytes: each channel's share of the link is 360 / 12 = 30 GB/s, so
+  // rate = (25^-3.2 + 30^-3.2)^(-1/3.2) = 25 (1 + (25/30)^3.2)^(-1/3.2) = 25 / 1.1486 = 21.77 GB/s
+  // (261 GB/s in all: the 4 x H200 ring measures 263.8 GB/s busbw with Simple at 12 channels).
+  const Hop soft = ring(3.2);
+  CHECK(soft.rate.gigabytes_per_second() == Approx(21.77).epsilon(0.001));
+  CHECK(soft.soft_cap.gigabytes_per_second() == Approx(21.77).epsilon(0.001));
+  // Far from the link (2 channels' worth of share) the knee costs almost nothing: the share is
+  // 180 GB/s, 25 (1 + (25/180)^3.2)^(-1/3.2) = 24.98 GB/s.
+  StepProgram p;
+  Hop h = hop(0, 0);
+  h.loads = {{ResourceKind::NVLINK_OUT, 2}};
+  h.bytes_per_cycle = 1e6;
+  h.channel_cap = Bandwidth::gigabytes_per_second(25);
+  p.add_hop(h);
+  Capacities caps;
+  caps.per_instance[static_cast<int>(ResourceKind::NVLINK_OUT)] = Bandwidth::gigabytes_per_second(360);
+  caps.nvlink_knee = 3.2;
+  assign_rates(p, caps);
+  CHECK(p.hops[0].rate.gigabytes_per_second() == Approx(24.98).epsilon(0.001));
 }
 
 TEST_CASE("a chain's upstream kernels run ahead when launched back to back", "[unit][nccl]") {

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
 #include "sim/nccl/collective_predictor.hpp"
@@ -281,12 +283,23 @@ TEST_CASE("send/recv inside a node: the sender's and the receiver's warps share 
   // 524288 bytes. In steady state every step is sent beside the previous one's receive: each side
   // has 9 copying warps (sendrecv.h 10 send + 9 receive, one send warp synchronising), C / 2 each;
   // the sender also pays its slice overhead o, so it sets the pace: 16 more steps cost
-  // 16 x (o + 524288 / (C / 2)) (the links carry 16 x C / 2, under the NVLink rate).
-  CHECK(at(Bytes::mib(256)) - at(Bytes::mib(128)) == Approx(16 * (o + 524288 / (c / 2) * 1e6)).epsilon(1e-6));
+  // 16 x (o + 524288 / r), r = C / 2 less the NVLink knee: the 16 sends offer 16 x C / 2 against
+  // the link's L, so each runs at r = (C / 2) (1 + (C / 2 / (L / 16))^p)^(-1/p) (step_program.hpp;
+  // fallbacks C = 38.7, L = 370.8 GB/s, p = 3.2: 16.83 GB/s).
+  const double half = c / 2;
+  const double share = p.rates().nvlink.bytes_per_second() / 16;
+  const double knee = p.rates().nvlink_knee;
+  REQUIRE(knee == Approx(3.2));
+  const double r = half * std::pow(1 + std::pow(half / share, knee), -1 / knee);
+  CHECK(r / 1e9 == Approx(16.83).epsilon(0.001));
+  CHECK(at(Bytes::mib(256)) - at(Bytes::mib(128)) == Approx(16 * (o + 524288 / r * 1e6)).epsilon(1e-6));
   // LL (up to 32 x 16 KiB = 512 KiB): 256 KiB and 512 KiB over 16 channels are one and two steps
   // of 16 KiB a channel; both sides copy every line at once, at the receive's share of LL's block
-  // rate (9 of 19 warps): the second step adds 16384 / (C_LL x 9 / 19).
-  const double ll = p.rates().ll_channel.bytes_per_second() * 9 / 19;
+  // rate (9 of 19 warps): the second step adds 16384 / (C_LL x 9 / 19), less the knee, which
+  // far from the link costs little: (1 + (5.26 / 23.2)^3.2)^(-1/3.2) = 0.997.
+  const double ll_block = p.rates().ll_channel.bytes_per_second() * 9 / 19;
+  const double ll = ll_block * std::pow(1 + std::pow(ll_block / share, knee), -1 / knee);
+  CHECK(ll / ll_block == Approx(0.997).epsilon(0.001));
   CHECK(at(Bytes::kib(512)) - at(Bytes::kib(256)) == Approx(16384 / ll * 1e6).epsilon(1e-6));
 }
 
