@@ -142,7 +142,7 @@ FlowId FlowNetwork::start(const Route& route, Duration latency, Bytes bytes, Flo
   const std::uint32_t slot = allocate_slot();
   ++in_flight_;
   flows_[slot].state = LATENT;
-  progress_[slot].seq = next_seq_++;
+  flows_[slot].seq = next_seq_++;
   flows_[slot].start_ps = sim_.now().picoseconds();
   flows_[slot].bytes = bytes.count();
   flows_[slot].cap = cap;
@@ -321,9 +321,9 @@ void FlowNetwork::prefetch_next(int stage) const {
       __builtin_prefetch(&progress_[c]);
       solver_.prefetch_flow(c);
     } else if (stage == 2) {
-      solver_.prefetch_hops(c);
-    } else {
       solver_.prefetch_links(c);
+    } else {
+      solver_.prefetch_members(c);
     }
   }
   // The end of latency at the top only when it comes before the next completion: a start latency
@@ -390,7 +390,7 @@ void FlowNetwork::process_due(Simulation& sim) {
         std::uint32_t pick = FlowId::NONE;
         std::int64_t best_time = now + 1;
         int source = 0;
-        const StartOrder before{&progress_};
+        const StartOrder before{&flows_};
         if (ready_head_ < ready_.size()) {
           pick = ready_[ready_head_].slot;
           best_time = now;

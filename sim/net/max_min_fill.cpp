@@ -80,9 +80,8 @@ void MaxMinSolver::gather(std::uint32_t x) {
   FillHop* a_hops = a_hops_.data() + begin;
   std::uint32_t at = begin;
   const std::uint32_t bottleneck = f.bottleneck;
-  const Hop* hops = hops_.at(f.hop_begin);
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop(f, h).link;
     const std::uint32_t j = fill_link(l);
     *numbers++ = j;
     FillLink& k = fill_links_[j];
@@ -517,11 +516,10 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   Flow& f = flows_[x];
   const bool pending = f.state == PENDING;
   const double old_rate = pending ? 0.0 : f.rate;
-  const Hop* hops = hops_.at(f.hop_begin);
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   Key best{f.cap, cap_base + x};
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop(f, h).link;
     const LinkState& k = links_[l];
     const Key key{std::max(k.capacity - k.load + old_rate, 0.0), l};
     if (key < best) best = key;
@@ -538,7 +536,7 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   }
   bool disturbs = false;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop(f, h).link;
     const LinkState& k = links_[l];
     const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
     if (others == 0) return;
@@ -558,7 +556,7 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   if (bottleneck < links_.size()) links_[bottleneck].level = rate;
   if (!pending && std::abs(rate - old_rate) <= RATE_TOLERANCE * std::max(rate, old_rate)) return true;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop(f, h).link;
     links_[l].load = std::max(0.0, links_[l].load + rate - old_rate);
     note_saturation(l);
   });
@@ -646,9 +644,8 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   // flows join A now rather than one fill later (V1).
   for (const std::uint32_t x : added_) {
     const Flow& f = flows_[x];
-    const Hop* hops = hops_.at(f.hop_begin);
-    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops[h].link;
+      for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+      const LinkId l = hop(f, h).link;
       const LinkState& k = links_[l];
       if (k.load + f.potential < threshold(k)) return;
       const LinkMember* m = members_of(k);

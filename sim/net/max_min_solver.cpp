@@ -96,8 +96,7 @@ void MaxMinSolver::add_unlisted_load(LinkId l, double delta) {
 void MaxMinSolver::apply_new_rate(std::uint32_t flow, double old_rate, double new_rate) {
   const Flow& f = flows_[flow];
   if (f.never_mask == 0) return;
-  const Hop* hops = hops_.at(f.hop_begin);
-  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hops[h].link, new_rate - old_rate); });
+  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hop(f, h).link, new_rate - old_rate); });
 }
 
 // The link's flows could now fill it: keep its load from here on and mark it in their masks.
@@ -108,7 +107,7 @@ void MaxMinSolver::turn_hot(LinkId l) {
   for (std::uint32_t i = 0; i < k.flows; ++i) {
     Flow& f = flows_[m[i].flow];
     load += f.rate;
-    f.hot_mask |= 1U << (m[i].hop - f.hop_begin);
+    f.hot_mask |= 1U << m[i].hop;
   }
   k.load = load;
   note_saturation(l);
@@ -119,7 +118,7 @@ void MaxMinSolver::turn_cold(LinkId l) {
   const LinkMember* m = members_of(k);
   for (std::uint32_t i = 0; i < k.flows; ++i) {
     Flow& f = flows_[m[i].flow];
-    f.hot_mask &= ~(1U << (m[i].hop - f.hop_begin));
+    f.hot_mask &= ~(1U << m[i].hop);
   }
   k.load = 0;
   note_saturation(l);
@@ -160,18 +159,16 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   ensure_flow(flow);
   Flow& f = flows_[flow];
   if (f.state != FREE) throw std::logic_error("flow slot " + std::to_string(flow) + " is in use");
-  // A slot keeps its block of hops from one flow to the next (FlowNetwork reuses the slot of the
-  // flow that just ended for the flow its completion starts: the block is still in cache); a
-  // larger one replaces it when the route needs more room.
-  if (!route.empty()) {
-    const unsigned c = BlockPool<Hop>::class_for(route.size());
-    if (f.hop_class == NO_BLOCK || f.hop_class < c) {
-      if (f.hop_class != NO_BLOCK) hops_.release(f.hop_begin, f.hop_class);
-      f.hop_begin = hops_.allocate(c);
-      f.hop_class = static_cast<std::uint8_t>(c);
+  // The hops past INLINE_HOPS go to a block of hops_, which the slot keeps from one flow to the
+  // next (a larger one replaces it when the route needs more room).
+  if (route.size() > INLINE_HOPS) {
+    const unsigned c = BlockPool<Hop>::class_for(route.size() - INLINE_HOPS);
+    if (f.spill_class == NO_BLOCK || f.spill_class < c) {
+      if (f.spill_class != NO_BLOCK) hops_.release(f.spill, f.spill_class);
+      f.spill = hops_.allocate(c);
+      f.spill_class = static_cast<std::uint8_t>(c);
     }
   }
-  const std::uint32_t begin = f.hop_begin;
   f.hop_count = static_cast<std::uint8_t>(route.size());
   f.potential = potential;
   f.rate = 0;
@@ -180,20 +177,19 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   f.bottleneck = UNSOLVED;
   f.hot_mask = 0;
   f.never_mask = 0;
-  Hop* hops = hops_.at(begin);
-  for (std::size_t h = 0; h < route.size(); ++h) {
+  for (std::uint32_t h = 0; h < route.size(); ++h) {
     const LinkId l = route[h];
     LinkState& k = links_[l];
     if (k.members == NO_LIST) {
       if (k.flows++ == 0) k.busy = now_ps_ - k.busy;
       if (k.flows > k.peak_flows) k.peak_flows = k.flows;
-      hops[h] = Hop{l, UNLISTED};
+      hop(f, h) = Hop{l, UNLISTED};
       f.never_mask |= 1U << h;
       continue;
     }
     if (k.flows == 0) k.busy = now_ps_ - k.busy;
     const bool was_hot = is_hot(k);
-    hops[h] = Hop{l, append_member(k, LinkMember{flow, begin + static_cast<std::uint32_t>(h)})};
+    hop(f, h) = Hop{l, append_member(k, LinkMember{flow, h})};
     k.potential += potential;
     if (was_hot) {
       f.hot_mask |= 1U << h;
@@ -207,8 +203,19 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
 void MaxMinSolver::prefetch_links(std::uint32_t flow) const {
   if (flow >= flows_.size() || flows_[flow].state == FREE) return;
   const Flow& f = flows_[flow];
-  const Hop* hops = hops_.at(f.hop_begin);
-  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hops[h].link]);
+  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hop(f, h).link]);
+}
+
+void MaxMinSolver::prefetch_members(std::uint32_t flow) const {
+  if (flow >= flows_.size() || flows_[flow].state == FREE) return;
+  const Flow& f = flows_[flow];
+  for (std::uint32_t h = 0; h < f.hop_count; ++h) {
+    const Hop& p = hop(f, h);
+    const LinkState& k = links_[p.link];
+    if (p.pos == UNLISTED || k.flows == 0) continue;
+    __builtin_prefetch(members_of(k) + p.pos);
+    __builtin_prefetch(members_of(k) + (k.flows - 1));
+  }
 }
 
 void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
@@ -218,13 +225,12 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
   Flow& f = flows_[flow];
   const double r = f.rate;
   const std::uint32_t count = f.hop_count;
-  Hop* hops = hops_.at(f.hop_begin);
   for (std::uint32_t h = 0; h < count; ++h) {
-    const Hop hop = hops[h];
-    const LinkId l = hop.link;
+    const Hop p = hop(f, h);
+    const LinkId l = p.link;
     LinkState& k = links_[l];
     if (--k.flows == 0) k.busy = now_ps_ - k.busy;
-    if (hop.pos == UNLISTED) {
+    if (p.pos == UNLISTED) {
       if (r > 0) add_unlisted_load(l, -r);
       continue;
     }
@@ -239,8 +245,8 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     k.bytes += bytes_moved;
     LinkMember* m = members_of(k);
     const LinkMember last = m[k.flows];
-    m[hop.pos] = last;
-    hops_.at(last.hop)->pos = hop.pos;
+    m[p.pos] = last;
+    hop(flows_[last.flow], last.hop).pos = p.pos;
     k.potential -= f.potential;
     if (k.flows == 0) k.potential = 0;  // clear what rounding may have left
     if (hot && !is_hot(k)) turn_cold(l);

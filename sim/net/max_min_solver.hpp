@@ -138,7 +138,7 @@ struct SolverCounters {
 // A flow on a link, and where that link sits in the flow's hops.
 struct LinkMember {
   std::uint32_t flow;
-  std::uint32_t hop;  // index in the solver's hop pool: the flow's first hop + the link's place in its route
+  std::uint32_t hop;  // the link's place in the flow's route
 };
 
 class MaxMinSolver {
@@ -162,16 +162,16 @@ class MaxMinSolver {
   // Takes a flow off its links (started or not yet solved), crediting `bytes_moved` to each.
   void remove_flow(std::uint32_t flow, double bytes_moved = 0);
   bool needs_solve() const { return !added_.empty() || !dirty_.empty(); }
-  // Hints, for a flow that a coming change will touch: its record (stage 1), then, once that has
-  // arrived, its block of hops (stage 2), then its links (stage 3). They change nothing; a hint on
-  // a slot not in use is harmless.
+  // Hints, for a flow that a coming change will touch: its record with its first hops (stage 1),
+  // then, once that has arrived, its links (stage 2), then the entries of their flow lists that
+  // taking it off reads (stage 3). They change nothing; a hint on a slot not in use is harmless.
   void prefetch_flow(std::uint32_t flow) const {
-    if (flow < flows_.size()) __builtin_prefetch(&flows_[flow]);
-  }
-  void prefetch_hops(std::uint32_t flow) const {
-    if (flow < flows_.size() && flows_[flow].state != FREE) __builtin_prefetch(hops_.at(flows_[flow].hop_begin));
+    if (flow >= flows_.size()) return;
+    __builtin_prefetch(&flows_[flow]);
+    __builtin_prefetch(&flows_[flow].hops);
   }
   void prefetch_links(std::uint32_t flow) const;
+  void prefetch_members(std::uint32_t flow) const;
   // The links of a route about to be added.
   void prefetch_route(std::span<const LinkId> route) const {
     for (const LinkId l : route) __builtin_prefetch(&links_[l]);
@@ -206,7 +206,8 @@ class MaxMinSolver {
   static constexpr std::uint32_t UNSOLVED = UINT32_MAX;    // bottleneck: not rated yet
   static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // Hop::pos on a link that never binds
   static constexpr std::uint32_t NO_LIST = UINT32_MAX;     // LinkState::members of a link that never binds
-  static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::hop_class of a slot without a block of hops
+  static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::spill_class of a slot without a spill block
+  static constexpr std::uint32_t INLINE_HOPS = 8;          // hops kept in the flow's record
   static constexpr unsigned MIN_LIST_CLASS = 2;            // a link's first flow list holds 4 flows
   // Up to this many candidate links plus flows, a fill scans instead of using the heap.
   static constexpr std::size_t LINEAR_FILL_LIMIT = 48;
@@ -232,24 +233,27 @@ class MaxMinSolver {
     std::int64_t saturated_since = 0;
     std::int64_t bytes_since = 0;  // never binds: bytes integrated up to here
   };
-  struct alignas(64) Flow {
+  struct Hop {
+    LinkId link;
+    std::uint32_t pos;  // index in the link's flow list, UNLISTED on a link that never binds
+  };
+  // Two cache lines: the figures, then the first hops (the rest in a block of hops_).
+  struct alignas(128) Flow {
     double rate = 0;
     double cap = NO_CAP;
     double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
     std::uint32_t hot_mask = 0;    // bit h: hop h's link is hot
     std::uint32_t never_mask = 0;  // bit h: hop h's link never binds
-    std::uint32_t hop_begin = 0;   // block of its hops in hops_
+    std::uint32_t spill = 0;       // block of its hops past INLINE_HOPS in hops_
     std::uint32_t bottleneck = UNSOLVED;
     std::uint32_t in_set = 0;  // epoch at which the flow joined A
     std::uint32_t fill_index = 0;  // its FillFlow number, when in_set is this solve's epoch
     std::uint8_t hop_count = 0;
     std::uint8_t state = FREE;
-    std::uint8_t hop_class = NO_BLOCK;  // size class of the slot's block of hops (kept while the slot is free)
+    std::uint8_t spill_class = NO_BLOCK;  // size class of the slot's spill block (kept while the slot is free)
+    alignas(64) Hop hops[INLINE_HOPS];
   };
-  struct Hop {
-    LinkId link;
-    std::uint32_t pos;  // index in the link's flow list, UNLISTED on a link that never binds
-  };
+  static_assert(sizeof(Flow) == 128);
   struct Key {
     double level;
     std::uint32_t id;
@@ -304,7 +308,11 @@ class MaxMinSolver {
   static std::uint32_t list_capacity(std::uint32_t peak_flows);
   LinkMember* members_of(const LinkState& k) { return members_.at(k.members); }
   const LinkMember* members_of(const LinkState& k) const { return members_.at(k.members); }
-  Hop* hops_of(const Flow& f) { return hops_.at(f.hop_begin); }
+  // Hop h of a flow: in its record for the first INLINE_HOPS (no read of the record's figures).
+  Hop& hop(Flow& f, std::uint32_t h) { return h < INLINE_HOPS ? f.hops[h] : hops_.at(f.spill)[h - INLINE_HOPS]; }
+  const Hop& hop(const Flow& f, std::uint32_t h) const {
+    return h < INLINE_HOPS ? f.hops[h] : hops_.at(f.spill)[h - INLINE_HOPS];
+  }
   std::uint32_t append_member(LinkState& k, LinkMember m);
   void turn_hot(LinkId l);
   void turn_cold(LinkId l);
