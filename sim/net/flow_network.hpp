@@ -57,6 +57,7 @@
 #include "sim/engine/cache_line_allocator.hpp"
 #include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/net/block_pool.hpp"
 #include "sim/net/max_min_solver.hpp"
 #include "sim/net/router.hpp"
 #include "sim/net/topology.hpp"
@@ -193,8 +194,9 @@ class FlowNetwork final : public Model, private EventHandler {
     std::uint64_t seq = 0;  // start order: breaks ties between equal times (looked up only then)
     std::uint32_t generation = 0;
     std::uint32_t function = UINT32_MAX;      // index in functions_, or none
-    std::uint32_t latent_route = UINT32_MAX;  // index in routes_ while latent
+    std::uint32_t latent_route = UINT32_MAX;  // its links' block in route_pool_ while latent
     std::uint8_t state = FREE;
+    std::uint8_t latent_hops = 0;  // the number of those links
   };
   static_assert(sizeof(FlowRecord) == 64);
   // Heaps of flow slots by time (picoseconds), equal times in start order: the times compared
@@ -221,7 +223,12 @@ class FlowNetwork final : public Model, private EventHandler {
   std::uint32_t allocate_slot();
   void release_slot(std::uint32_t slot);
   bool live(FlowId id) const;
-  void activate(std::uint32_t slot, const Route& route);
+  void activate(std::uint32_t slot, std::span<const LinkId> route);
+  // The route of a flow in its start latency, and the end of its keeping.
+  std::span<const LinkId> latent_links(std::uint32_t slot) const {
+    return {route_pool_.at(flows_[slot].latent_route), flows_[slot].latent_hops};
+  }
+  void release_latent_route(std::uint32_t slot);
   void activate_latent(std::uint32_t slot);
   void finish(std::uint32_t slot);
   void apply_rate_changes();
@@ -243,8 +250,7 @@ class FlowNetwork final : public Model, private EventHandler {
 
   std::vector<FlowFunction> functions_;
   std::vector<std::uint32_t> free_functions_;
-  std::vector<Route> routes_;
-  std::vector<std::uint32_t> free_routes_;
+  BlockPool<LinkId> route_pool_;  // the routes of flows in their start latency
 
   TimeHeap completions_{StartOrder{&flows_}};  // active flows by predicted completion
   TimeHeap latent_{StartOrder{&flows_}};       // flows in their start latency, by its end
