@@ -42,6 +42,7 @@ std::span<const LinkMember> MaxMinSolver::flows_on(LinkId l) const {
 void MaxMinSolver::ensure_flow(std::uint32_t flow) {
   if (flow < flows_.size()) return;
   flows_.resize(std::max<std::size_t>(flow + 1, flows_.size() * 2));
+  fill_of_.resize(flows_.size(), UINT32_MAX);
 }
 
 // Appends to a listed link's flow list (moving it to a block twice as large when full) and counts
@@ -96,7 +97,7 @@ void MaxMinSolver::add_unlisted_load(LinkId l, double delta) {
 void MaxMinSolver::apply_new_rate(std::uint32_t flow, double old_rate, double new_rate) {
   const Flow& f = flows_[flow];
   if (f.never_mask == 0) return;
-  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hop(f, h).link, new_rate - old_rate); });
+  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hop_link(f, h), new_rate - old_rate); });
 }
 
 // The link's flows could now fill it: keep its load from here on and mark it in their masks.
@@ -183,13 +184,24 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
     if (k.members == NO_LIST) {
       if (k.flows++ == 0) k.busy = now_ps_ - k.busy;
       if (k.flows > k.peak_flows) k.peak_flows = k.flows;
-      hop(f, h) = Hop{l, UNLISTED};
+      if (h < INLINE_HOPS) {
+        f.links[h] = l;
+        f.pos[h] = UNLISTED;
+      } else {
+        hops_.at(f.spill)[h - INLINE_HOPS] = Hop{l, UNLISTED};
+      }
       f.never_mask |= 1U << h;
       continue;
     }
     if (k.flows == 0) k.busy = now_ps_ - k.busy;
     const bool was_hot = is_hot(k);
-    hop(f, h) = Hop{l, append_member(k, LinkMember{flow, h})};
+    const std::uint32_t pos = append_member(k, LinkMember{flow, h});
+    if (h < INLINE_HOPS) {
+      f.links[h] = l;
+      f.pos[h] = pos;
+    } else {
+      hops_.at(f.spill)[h - INLINE_HOPS] = Hop{l, pos};
+    }
     k.potential += potential;
     if (was_hot) {
       f.hot_mask |= 1U << h;
@@ -203,17 +215,17 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
 void MaxMinSolver::prefetch_links(std::uint32_t flow) const {
   if (flow >= flows_.size() || flows_[flow].state == FREE) return;
   const Flow& f = flows_[flow];
-  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hop(f, h).link]);
+  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hop_link(f, h)]);
 }
 
 void MaxMinSolver::prefetch_members(std::uint32_t flow) const {
   if (flow >= flows_.size() || flows_[flow].state == FREE) return;
   const Flow& f = flows_[flow];
   for (std::uint32_t h = 0; h < f.hop_count; ++h) {
-    const Hop& p = hop(f, h);
-    const LinkState& k = links_[p.link];
-    if (p.pos == UNLISTED || k.flows == 0) continue;
-    __builtin_prefetch(members_of(k) + p.pos);
+    const std::uint32_t pos = hop_pos(f, h);
+    const LinkState& k = links_[hop_link(f, h)];
+    if (pos == UNLISTED || k.flows == 0) continue;
+    __builtin_prefetch(members_of(k) + pos);
     __builtin_prefetch(members_of(k) + (k.flows - 1));
   }
 }
@@ -226,7 +238,7 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
   const double r = f.rate;
   const std::uint32_t count = f.hop_count;
   for (std::uint32_t h = 0; h < count; ++h) {
-    const Hop p = hop(f, h);
+    const Hop p{hop_link(f, h), hop_pos(f, h)};
     const LinkId l = p.link;
     LinkState& k = links_[l];
     if (--k.flows == 0) k.busy = now_ps_ - k.busy;
@@ -246,7 +258,7 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     LinkMember* m = members_of(k);
     const LinkMember last = m[k.flows];
     m[p.pos] = last;
-    hop(flows_[last.flow], last.hop).pos = p.pos;
+    hop_pos(flows_[last.flow], last.hop) = p.pos;
     k.potential -= f.potential;
     if (k.flows == 0) k.potential = 0;  // clear what rounding may have left
     if (hot && !is_hot(k)) turn_cold(l);
@@ -269,7 +281,7 @@ std::size_t MaxMinSolver::memory_bytes() const {
   b += flows_.capacity() * sizeof(Flow) + hops_.memory_bytes() + members_.memory_bytes();
   b += (added_.capacity() + dirty_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
   b += fill_flows_.capacity() * sizeof(FillFlow) + fill_links_.capacity() * sizeof(FillLink);
-  b += (fill_links_of_.capacity() + fill_number_.capacity() + part_.capacity() + filled_.capacity() +
+  b += (fill_links_of_.capacity() + fill_number_.capacity() + fill_of_.capacity() + part_.capacity() + filled_.capacity() +
         candidates_.capacity()) *
        sizeof(std::uint32_t);
   b += (fill_hops_.capacity() + a_hops_.capacity()) * sizeof(FillHop) + caps_.capacity() * sizeof(CapKey);

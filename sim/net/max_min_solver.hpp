@@ -168,7 +168,7 @@ class MaxMinSolver {
   void prefetch_flow(std::uint32_t flow) const {
     if (flow >= flows_.size()) return;
     __builtin_prefetch(&flows_[flow]);
-    __builtin_prefetch(&flows_[flow].hops);
+    __builtin_prefetch(&flows_[flow].potential);
   }
   void prefetch_links(std::uint32_t flow) const;
   void prefetch_members(std::uint32_t flow) const;
@@ -233,25 +233,25 @@ class MaxMinSolver {
     std::int64_t saturated_since = 0;
     std::int64_t bytes_since = 0;  // never binds: bytes integrated up to here
   };
-  struct Hop {
+  struct Hop {  // a hop past INLINE_HOPS (the first ones sit in the flow's record)
     LinkId link;
     std::uint32_t pos;  // index in the link's flow list, UNLISTED on a link that never binds
   };
-  // Two cache lines: the figures, then the first hops (the rest in a block of hops_).
+  // Two cache lines: all that a solve reads and writes of a flow (the first hops' links
+  // included), then what only adding and removing it need (where it sits in its links' lists).
   struct alignas(128) Flow {
     double rate = 0;
     double cap = NO_CAP;
-    double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
+    std::uint32_t bottleneck = UNSOLVED;
     std::uint32_t hot_mask = 0;    // bit h: hop h's link is hot
     std::uint32_t never_mask = 0;  // bit h: hop h's link never binds
-    std::uint32_t spill = 0;       // block of its hops past INLINE_HOPS in hops_
-    std::uint32_t bottleneck = UNSOLVED;
-    std::uint32_t in_set = 0;  // epoch at which the flow joined A
-    std::uint32_t fill_index = 0;  // its FillFlow number, when in_set is this solve's epoch
+    LinkId links[INLINE_HOPS];     // the links of its first hops (the others in its spill block)
     std::uint8_t hop_count = 0;
     std::uint8_t state = FREE;
+    alignas(64) double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
+    std::uint32_t spill = 0;              // block of its hops past INLINE_HOPS in hops_
     std::uint8_t spill_class = NO_BLOCK;  // size class of the slot's spill block (kept while the slot is free)
-    alignas(64) Hop hops[INLINE_HOPS];
+    std::uint32_t pos[INLINE_HOPS];       // per first hop: index in the link's flow list, or UNLISTED
   };
   static_assert(sizeof(Flow) == 128);
   struct Key {
@@ -308,10 +308,21 @@ class MaxMinSolver {
   static std::uint32_t list_capacity(std::uint32_t peak_flows);
   LinkMember* members_of(const LinkState& k) { return members_.at(k.members); }
   const LinkMember* members_of(const LinkState& k) const { return members_.at(k.members); }
-  // Hop h of a flow: in its record for the first INLINE_HOPS (no read of the record's figures).
-  Hop& hop(Flow& f, std::uint32_t h) { return h < INLINE_HOPS ? f.hops[h] : hops_.at(f.spill)[h - INLINE_HOPS]; }
-  const Hop& hop(const Flow& f, std::uint32_t h) const {
-    return h < INLINE_HOPS ? f.hops[h] : hops_.at(f.spill)[h - INLINE_HOPS];
+  // Hop h of a flow: its link, and its place in the link's list (in the record for the first
+  // INLINE_HOPS, else in the spill block).
+  LinkId hop_link(const Flow& f, std::uint32_t h) const {
+    return h < INLINE_HOPS ? f.links[h] : hops_.at(f.spill)[h - INLINE_HOPS].link;
+  }
+  std::uint32_t& hop_pos(Flow& f, std::uint32_t h) {
+    return h < INLINE_HOPS ? f.pos[h] : hops_.at(f.spill)[h - INLINE_HOPS].pos;
+  }
+  std::uint32_t hop_pos(const Flow& f, std::uint32_t h) const {
+    return h < INLINE_HOPS ? f.pos[h] : hops_.at(f.spill)[h - INLINE_HOPS].pos;
+  }
+  // Whether flow x joined A in this solve (its FillFlow number, checked against the number's owner).
+  bool in_a(std::uint32_t x) const {
+    const std::uint32_t n = fill_of_[x];
+    return n < fill_flows_.size() && fill_flows_[n].id == x;
   }
   std::uint32_t append_member(LinkState& k, LinkMember m);
   void turn_hot(LinkId l);
@@ -366,6 +377,7 @@ class MaxMinSolver {
   std::vector<FillHop> a_hops_;  // per fill link, A's flows on it (FillLink::a_head)
   std::uint32_t a_hop_count_ = 0;  // entries of fill_links_of_ and a_hops_ in use (both sized beyond)
   std::vector<std::uint32_t> fill_number_;  // per link: its FillLink number, when it has one this solve
+  std::vector<std::uint32_t> fill_of_;      // per flow: its FillFlow number, when it has one this solve
   std::vector<std::uint32_t> part_;         // the flows of A that the next fill rates
   std::vector<std::uint32_t> filled_;       // the links of the general fill in progress
   std::span<const std::uint32_t> filled_links_;  // the links of the last fill (filled_, or the small fill's)
@@ -391,7 +403,6 @@ class MaxMinSolver {
   };
   SmallFill small_;
 
-  std::uint32_t epoch_ = 0;
   std::uint32_t fill_epoch_ = 0;
   std::uint32_t part_epoch_ = 0;
   bool full_coupling_ = false;  // refills couple through every shared hot link (see find_violations)
