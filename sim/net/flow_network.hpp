@@ -27,10 +27,12 @@
 // long before they are handled, so while the callbacks and the solve of the current time run, the
 // network asks the memory for what those will touch, in three stages each reading only what the
 // stage before brought in: the records (after the current time's pops; the solver's holds the
-// first hops), the links and the latent route (after the callbacks), the entries of the links'
-// flow lists that taking the flow off reads, or the latent route's links (after the solve). A flow in its start latency
-// is prefetched only when its end comes before the next completion. At 10,000 flows nearly
-// every such record is a miss in the core's own caches; the hints change no result.
+// links of the first hops), the links and the latent route (after the callbacks), then the
+// entries of the links' flow lists that taking the flow off reads, or the latent route's links
+// (after the solve). A flow in its start latency is prefetched only when its end comes before the
+// next completion. At 10,000 flows nearly every such record is a miss in the core's own caches;
+// the hints change no result. A flow in its start latency keeps its route's links in a block of
+// a pool (block_pool.hpp) sized to the route, not a whole Route.
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their

@@ -61,9 +61,15 @@
 // takes about 1.06 solves, 0.9 flows rated alone, 0.7 fills and 4.6 flow ratings for 3.2 rate
 // changes (6.2 ratings when refills took all of A coupled through any shared hot link).
 // Measured with callgrind over 20,000 completions of that benchmark (after 60,000 of warm-up): about
-// 5,600 instructions and 26 last-level misses (1 MB cache) per completion; the solve is 52% of
-// them (the small fill 22%, gathering A 11%, the outsider checks 8%), starting flows (routing and
-// add_flow) 10%, the network's heaps of completions and latencies 12%.
+// 5,700 instructions and 24 misses of a 1 MB last-level cache (the size of the core's own second
+// level) per completion. The solve is 52% of the instructions (the small fill 21%, gathering A 10%)
+// and a quarter of the misses; starting flows (routing and add_flow) 14% of the instructions and
+// 40% of the misses (the new route's links and flow lists); the network's heaps 8%. The misses
+// cost little on a quiet machine (the core overlaps them; prefetching those it could overlap
+// anyway gained nothing measurable), but when the other core streams through the shared cache
+// each is a trip to memory: beside a loop streaming through 256 MB the same benchmark ran 43%
+// slower, and under such load the layout below (24 misses a completion instead of 26.5, 8.9 MB of
+// tables instead of 11.3) ran it 15% faster than the one before.
 //
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
@@ -93,11 +99,17 @@
 // place of its flow list); the time-stamps of the saturated-time statistic sit apart (touched only
 // when a link's saturation changes from one instant to a later one) beside a bit per link.
 // "Hot" and "never binds" are not stored: a link is hot when its potential reaches its capacity
-// (1 - 1e-9), and it never binds when it has no flow list. Per flow, one 64-byte record. A flow's
-// hops and a link's flow list are blocks of one pool each (block_pool.hpp), and point at each
-// other (positions both ways), so adding or removing a flow is O(hops), with no search and no
-// allocation once warm. A flow slot keeps its block of hops when its flow ends, for the next flow
-// in that slot (the network gives a flow that starts the slot of one that just ended). A fill
+// (1 - 1e-9), and it never binds when it has no flow list. Per flow, two 64-byte lines: the first
+// holds all that a solve reads and writes of it (rate, cap, bottleneck, the masks of hot hops and
+// of hops that never bind, state, and the links of its first 8 hops), so that rating it, checking
+// it as an outsider or taking it into A reads one line; the second what only adding and removing
+// it need (its potential, and where each of its first hops sits in its link's flow list). A
+// link's flow list is a block of a pool (block_pool.hpp); an entry names the flow and the hop's
+// place in its route, and a hop its place in the list, so adding or removing a flow is O(hops),
+// with no search and no allocation once warm. Hops past the 8th go to a block of a second pool,
+// which a slot keeps when its flow ends, for the next flow in that slot (the network gives a flow
+// that starts the slot of one that just ended). Whether a flow is in A: its number in the fill's
+// arrays, per flow, counts when the entry of that number names it (likewise for links). A fill
 // copies the hot links and flows it works on into small dense arrays (its own numbering; a link's
 // record padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift),
 // so that its inner loops touch nothing else. The small fill keeps its sets as bit masks and its
@@ -204,7 +216,7 @@ class MaxMinSolver {
   enum : std::uint8_t { FREE = 0, PENDING = 1, LIVE = 2 };
   static constexpr std::uint32_t CAPPED = UINT32_MAX - 1;  // bottleneck: held by its own cap
   static constexpr std::uint32_t UNSOLVED = UINT32_MAX;    // bottleneck: not rated yet
-  static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // Hop::pos on a link that never binds
+  static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // a hop's place (Flow::pos, Hop::pos) on a link that never binds
   static constexpr std::uint32_t NO_LIST = UINT32_MAX;     // LinkState::members of a link that never binds
   static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::spill_class of a slot without a spill block
   static constexpr std::uint32_t INLINE_HOPS = 8;          // hops kept in the flow's record
