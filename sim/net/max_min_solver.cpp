@@ -29,10 +29,6 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const s
   }
 }
 
-std::uint32_t MaxMinSolver::list_capacity(std::uint32_t peak_flows) {
-  return peak_flows == 0 ? 0 : std::max(std::uint32_t{1} << MIN_LIST_CLASS, std::bit_ceil(peak_flows));
-}
-
 std::span<const LinkMember> MaxMinSolver::flows_on(LinkId l) const {
   const LinkState& k = links_[l];
   if (k.members == NO_LIST || k.flows == 0) return {};
@@ -49,20 +45,18 @@ void MaxMinSolver::ensure_flow(std::uint32_t flow) {
 // the flow; returns its position.
 std::uint32_t MaxMinSolver::append_member(LinkState& k, LinkMember m) {
   const std::uint32_t n = k.flows;
-  // Full when n == list_capacity(peak_flows): n never exceeds the peak, so only at the peak, when
-  // that is 0 or a power of two from 4 on (the test, cheap when n is below the peak, as it mostly is).
-  if (n == k.peak_flows && (n == 0 || (n >= (1U << MIN_LIST_CLASS) && std::has_single_bit(n)))) {
-    const unsigned c = std::max(MIN_LIST_CLASS, BlockPool<LinkMember>::class_for(n + std::size_t{1}));
-    const std::uint32_t block = members_.allocate(c);
-    if (k.peak_flows > 0) {
-      std::copy_n(members_.at(k.members), n, members_.at(block));
-      members_.release(k.members, BlockPool<LinkMember>::class_for(list_capacity(k.peak_flows)));
-    }
+  // Full when n is its capacity (INLINE_MEMBERS, then bit_ceil(peak_flows)): n never exceeds the
+  // peak, so only at the peak, when that is a power of two from INLINE_MEMBERS on (the test, cheap
+  // when n is below the peak, as it mostly is).
+  if (n == k.peak_flows && n >= INLINE_MEMBERS && std::has_single_bit(n)) {
+    const std::uint32_t block = members_.allocate(BlockPool<LinkMember>::class_for(2 * std::size_t{n}));
+    std::copy_n(members_of(k), n, members_.at(block));
+    if (n > INLINE_MEMBERS) members_.release(k.members, BlockPool<LinkMember>::class_for(n));
     k.members = block;
   }
-  members_.at(k.members)[n] = m;
   k.flows = n + 1;
   if (k.flows > k.peak_flows) k.peak_flows = k.flows;
+  members_of(k)[n] = m;
   return n;
 }
 

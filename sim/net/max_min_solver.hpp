@@ -60,16 +60,17 @@
 // the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
 // takes about 1.06 solves, 0.9 flows rated alone, 0.7 fills and 4.6 flow ratings for 3.2 rate
 // changes (6.2 ratings when refills took all of A coupled through any shared hot link).
-// Measured with callgrind over 20,000 completions of that benchmark (after 60,000 of warm-up): about
-// 5,700 instructions and 24 misses of a 1 MB last-level cache (the size of the core's own second
-// level) per completion. The solve is 52% of the instructions (the small fill 21%, gathering A 10%)
-// and a quarter of the misses; starting flows (routing and add_flow) 14% of the instructions and
-// 40% of the misses (the new route's links and flow lists); the network's heaps 8%. The misses
-// cost little on a quiet machine (the core overlaps them; prefetching those it could overlap
-// anyway gained nothing measurable), but when the other core streams through the shared cache
-// each is a trip to memory: beside a loop streaming through 256 MB the same benchmark ran 43%
-// slower, and under such load the layout below (24 misses a completion instead of 26.5, 8.9 MB of
-// tables instead of 11.3) ran it 15% faster than the one before.
+// Measured with callgrind over 20,000 completions of that benchmark (after 60,000 of warm-up):
+// about 5,700 instructions and 23 misses of a 1 MB last-level cache (the size of the core's own
+// second level) per completion. The solve is 52% of the instructions (the small fill 21%, gathering
+// A 10%) and a fifth of the misses; adding flows (the new route's links and flow lists) 7% of the
+// instructions and a quarter of the misses; the network's heaps 8% of the instructions. The misses
+// cost little on a quiet machine (the core overlaps them; asking early for those it could overlap
+// anyway gained nothing measurable), but when the other core streams through the shared cache each
+// is a trip to memory: beside a loop streaming through 256 MB the same benchmark ran 40% slower,
+// and there the layout below (23 misses a completion instead of 26.5, 8.9 MB of tables at 10,000
+// flows instead of 11.3) ran it 5 to 18% faster than the one before in interleaved runs (1 to 2% on
+// a quiet machine).
 //
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
@@ -94,32 +95,35 @@
 // credited the bytes of each flow that leaves it (the caller says how many it moved), so a report
 // of bytes in flight adds the moving flows' progress (FlowNetwork::link_usage does).
 //
-// Layout. Per link, one 64-byte record holding everything that adding or removing a flow and a
-// solve read or write (capacity, load, potential, level, bytes, busy time, the flow count, the
-// place of its flow list); the time-stamps of the saturated-time statistic sit apart (touched only
-// when a link's saturation changes from one instant to a later one) beside a bit per link.
-// "Hot" and "never binds" are not stored: a link is hot when its potential reaches its capacity
-// (1 - 1e-9), and it never binds when it has no flow list. Per flow, two 64-byte lines: the first
-// holds all that a solve reads and writes of it (rate, cap, bottleneck, the masks of hot hops and
-// of hops that never bind, state, and the links of its first 8 hops), so that rating it, checking
-// it as an outsider or taking it into A reads one line; the second what only adding and removing
-// it need (its potential, and where each of its first hops sits in its link's flow list). A
-// link's flow list is a block of a pool (block_pool.hpp); an entry names the flow and the hop's
-// place in its route, and a hop its place in the list, so adding or removing a flow is O(hops),
-// with no search and no allocation once warm. Hops past the 8th go to a block of a second pool,
-// which a slot keeps when its flow ends, for the next flow in that slot (the network gives a flow
-// that starts the slot of one that just ended). Whether a flow is in A: its number in the fill's
-// arrays, per flow, counts when the entry of that number names it (likewise for links). A fill
-// copies the hot links and flows it works on into small dense arrays (its own numbering; a link's
-// record padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift),
-// so that its inner loops touch nothing else. The small fill keeps its sets as bit masks and its
-// per-link and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit
-// number (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each
-// flow's result and each link's level, flow count and load straight into the fill's records.
+// Layout. Per link, two 64-byte lines: the first holding everything that adding or removing a flow
+// and a solve read or write (capacity, load, potential, level, bytes, busy time, the flow count,
+// the place of a long flow list), the second its flow list while that has at most 8 entries (most
+// links; a longer list moves to a block of a pool, block_pool.hpp), so that the list's line is
+// known from the link's number and both lines are asked for at once; the time-stamps of the
+// saturated-time statistic sit apart (touched only when a link's saturation changes from one
+// instant to a later one) beside a bit per link. "Hot" and "never binds" are not stored: a link is
+// hot when its potential reaches its capacity (1 - 1e-9), and it never binds when it has no flow
+// list. Per flow, two 64-byte lines: the first holds all that a solve reads and writes of it (rate,
+// cap, bottleneck, the masks of hot hops and of hops that never bind, state, and the links of its
+// first 8 hops), so that rating it, checking it as an outsider or taking it into A reads one line;
+// the second what only adding and removing it need (its potential, and where each of its first hops
+// sits in its link's flow list). An entry of a link's flow list names the flow and the hop's place
+// in its route, and a hop its place in the list, so adding or removing a flow is O(hops), with no
+// search and no allocation once warm. Hops past the 8th go to a block of a second pool, which a
+// slot keeps when its flow ends, for the next flow in that slot (the network gives a flow that
+// starts the slot of one that just ended). Whether a flow is in A: its number in the fill's arrays,
+// per flow, counts when the entry of that number names it (likewise for links). A fill copies the
+// hot links and flows it works on into small dense arrays (its own numbering; a link's record
+// padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift), so that
+// its inner loops touch nothing else. The small fill keeps its sets as bit masks and its per-link
+// and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit number
+// (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each flow's
+// result and each link's level, flow count and load straight into the fill's records.
 
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/indexed_heap.hpp"
@@ -220,11 +224,13 @@ class MaxMinSolver {
   static constexpr std::uint32_t NO_LIST = UINT32_MAX;     // LinkState::members of a link that never binds
   static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::spill_class of a slot without a spill block
   static constexpr std::uint32_t INLINE_HOPS = 8;          // hops kept in the flow's record
-  static constexpr unsigned MIN_LIST_CLASS = 2;            // a link's first flow list holds 4 flows
+  static constexpr std::uint32_t INLINE_MEMBERS = 8;       // flows listed in the link's record
   // Up to this many candidate links plus flows, a fill scans instead of using the heap.
   static constexpr std::size_t LINEAR_FILL_LIMIT = 48;
 
-  struct alignas(64) LinkState {
+  // Two cache lines: the figures, then the flow list while it has at most INLINE_MEMBERS entries
+  // (the list's line is known from the link's number alone, not read from the first line).
+  struct alignas(128) LinkState {
     double capacity = 0;
     double load = 0;       // kept while hot, or always for a link that never binds
     double potential = 0;  // sum of the potentials of the flows on the link (0 if it never binds)
@@ -233,12 +239,13 @@ class MaxMinSolver {
     // Busy time, folded into one number: the busy time so far while the link is idle, the start of
     // the current busy period minus the busy time before it while it has flows.
     std::int64_t busy = 0;
-    std::uint32_t members = 0;  // block of its flow list in members_ (NO_LIST: it never binds)
+    std::uint32_t members = 0;  // block of its flow list in members_ past INLINE_MEMBERS (NO_LIST: it never binds)
     std::uint32_t flows = 0;    // flows on the link (all listed, unless it never binds)
     std::uint32_t bottlenecked = 0;
-    std::uint32_t peak_flows = 0;  // also sizes the flow list: max(4, bit_ceil(peak_flows)) entries
+    std::uint32_t peak_flows = 0;  // also sizes the flow list: INLINE_MEMBERS, then bit_ceil(peak_flows)
+    alignas(64) LinkMember inline_members[INLINE_MEMBERS];
   };
-  static_assert(sizeof(LinkState) == 64);
+  static_assert(sizeof(LinkState) == 128);
   // What a link's statistics need only now and then.
   struct LinkStats {
     std::int64_t saturated_ps = 0;
@@ -317,9 +324,16 @@ class MaxMinSolver {
   static double threshold(const LinkState& k) { return k.capacity * (1 - max_min_detail::TOLERANCE); }  // saturated at or above
   static bool is_hot(const LinkState& k) { return k.potential >= threshold(k); }
   static bool is_saturated(const LinkState& k) { return k.load >= threshold(k); }
-  static std::uint32_t list_capacity(std::uint32_t peak_flows);
-  LinkMember* members_of(const LinkState& k) { return members_.at(k.members); }
-  const LinkMember* members_of(const LinkState& k) const { return members_.at(k.members); }
+  // A link's flow list: in its record or in the pool, chosen without a branch (the links with long
+  // lists are few, and follow no pattern among those a solve visits).
+  const LinkMember* members_of(const LinkState& k) const {
+    const auto in_record = reinterpret_cast<std::uintptr_t>(k.inline_members);
+    const auto in_pool =
+        reinterpret_cast<std::uintptr_t>(members_.at(0)) + std::uintptr_t{k.members} * sizeof(LinkMember);
+    const std::uintptr_t mask = std::uintptr_t{0} - static_cast<std::uintptr_t>(k.peak_flows <= INLINE_MEMBERS);
+    return reinterpret_cast<const LinkMember*>(in_pool ^ ((in_record ^ in_pool) & mask));
+  }
+  LinkMember* members_of(LinkState& k) { return const_cast<LinkMember*>(std::as_const(*this).members_of(k)); }
   // Hop h of a flow: its link, and its place in the link's list (in the record for the first
   // INLINE_HOPS, else in the spill block).
   LinkId hop_link(const Flow& f, std::uint32_t h) const {
