@@ -230,7 +230,7 @@ class MaxMinSolver {
 
   // Two cache lines: the figures, then the flow list while it has at most INLINE_MEMBERS entries
   // (the list's line is known from the link's number alone, not read from the first line).
-  struct alignas(128) LinkState {
+  struct alignas(64) LinkState {  // 128 bytes: a line-aligned table holds each on two whole lines
     double capacity = 0;
     double load = 0;       // kept while hot, or always for a link that never binds
     double potential = 0;  // sum of the potentials of the flows on the link (0 if it never binds)
@@ -258,7 +258,7 @@ class MaxMinSolver {
   };
   // Two cache lines: all that a solve reads and writes of a flow (the first hops' links
   // included), then what only adding and removing it need (where it sits in its links' lists).
-  struct alignas(128) Flow {
+  struct alignas(64) Flow {  // 128 bytes, on two whole lines
     double rate = 0;
     double cap = NO_CAP;
     std::uint32_t bottleneck = UNSOLVED;
