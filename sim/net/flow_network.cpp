@@ -58,10 +58,7 @@ void FlowNetwork::release_slot(std::uint32_t slot) {
     free_functions_.push_back(flows_[slot].function);
     flows_[slot].function = NO_INDEX;
   }
-  if (flows_[slot].latent_route != NO_INDEX) {
-    free_routes_.push_back(flows_[slot].latent_route);
-    flows_[slot].latent_route = NO_INDEX;
-  }
+  release_latent_route(slot);
   free_slots_.push_back(slot);
   --in_flight_;
 }
@@ -142,7 +139,7 @@ FlowId FlowNetwork::start(const Route& route, Duration latency, Bytes bytes, Flo
   const std::uint32_t slot = allocate_slot();
   ++in_flight_;
   flows_[slot].state = LATENT;
-  progress_[slot].seq = next_seq_++;
+  flows_[slot].seq = next_seq_++;
   flows_[slot].start_ps = sim_.now().picoseconds();
   flows_[slot].bytes = bytes.count();
   flows_[slot].cap = cap;
@@ -164,19 +161,14 @@ FlowId FlowNetwork::start(const Route& route, Duration latency, Bytes bytes, Flo
   if (latency == Duration::zero() && in_event_) {
     // Started by a completion callback with nothing to wait for: it joins the rates that the
     // event in progress recomputes when its callbacks are done.
-    activate(slot, route);
+    activate(slot, route.links());
     return id;
   }
-  std::uint32_t r;
-  if (!free_routes_.empty()) {
-    r = free_routes_.back();
-    free_routes_.pop_back();
-    routes_[r] = route;
-  } else {
-    r = static_cast<std::uint32_t>(routes_.size());
-    routes_.push_back(route);
-  }
+  // Its links wait in a block of the route pool (the links in use only, not a whole Route).
+  const std::uint32_t r = route_pool_.allocate(BlockPool<LinkId>::class_for(route.size()));
+  std::copy_n(route.links().data(), route.size(), route_pool_.at(r));
   flows_[slot].latent_route = r;
+  flows_[slot].latent_hops = static_cast<std::uint8_t>(route.size());
   if (latency == Duration::zero()) {
     ready_.push_back(id);
   } else {
@@ -187,12 +179,18 @@ FlowId FlowNetwork::start(const Route& route, Duration latency, Bytes bytes, Flo
 }
 
 void FlowNetwork::activate_latent(std::uint32_t slot) {
-  activate(slot, routes_[flows_[slot].latent_route]);
-  free_routes_.push_back(flows_[slot].latent_route);
-  flows_[slot].latent_route = NO_INDEX;
+  activate(slot, latent_links(slot));
+  release_latent_route(slot);
 }
 
-void FlowNetwork::activate(std::uint32_t slot, const Route& route) {
+void FlowNetwork::release_latent_route(std::uint32_t slot) {
+  FlowRecord& f = flows_[slot];
+  if (f.latent_route == NO_INDEX) return;
+  route_pool_.release(f.latent_route, BlockPool<LinkId>::class_for(f.latent_hops));
+  f.latent_route = NO_INDEX;
+}
+
+void FlowNetwork::activate(std::uint32_t slot, std::span<const LinkId> route) {
   flows_[slot].state = ACTIVE;
   progress_[slot].left = static_cast<double>(flows_[slot].bytes);
   progress_[slot].last_ps = sim_.now().picoseconds();
@@ -200,7 +198,7 @@ void FlowNetwork::activate(std::uint32_t slot, const Route& route) {
   if (instant) {
     finish(slot);
   } else {
-    solver_.add_flow(slot, route.links(), flows_[slot].cap);
+    solver_.add_flow(slot, route, flows_[slot].cap);
   }
 }
 
@@ -275,9 +273,9 @@ std::size_t FlowNetwork::memory_bytes() const {
   std::size_t b = solver_.memory_bytes() + completions_.memory_bytes() + latent_.memory_bytes() +
                   ready_.capacity() * sizeof(FlowId);
   b += flows_.capacity() * sizeof(FlowRecord) + progress_.capacity() * sizeof(Progress);
-  b += (free_slots_.capacity() + free_functions_.capacity() + free_routes_.capacity() + finished_.capacity()) *
+  b += (free_slots_.capacity() + free_functions_.capacity() + finished_.capacity()) *
        sizeof(std::uint32_t);
-  b += functions_.capacity() * sizeof(FlowFunction) + routes_.capacity() * sizeof(Route);
+  b += functions_.capacity() * sizeof(FlowFunction) + route_pool_.memory_bytes();
   return b;
 }
 
@@ -321,9 +319,9 @@ void FlowNetwork::prefetch_next(int stage) const {
       __builtin_prefetch(&progress_[c]);
       solver_.prefetch_flow(c);
     } else if (stage == 2) {
-      solver_.prefetch_hops(c);
-    } else {
       solver_.prefetch_links(c);
+    } else {
+      solver_.prefetch_members(c);
     }
   }
   // The end of latency at the top only when it comes before the next completion: a start latency
@@ -334,11 +332,10 @@ void FlowNetwork::prefetch_next(int stage) const {
       __builtin_prefetch(&flows_[l]);
       solver_.prefetch_flow(l);
     } else if (flows_[l].latent_route != NO_INDEX) {
-      const Route& r = routes_[flows_[l].latent_route];
       if (stage == 2) {
-        __builtin_prefetch(&r);
+        __builtin_prefetch(route_pool_.at(flows_[l].latent_route));
       } else {
-        solver_.prefetch_route(r.links());
+        solver_.prefetch_route(latent_links(l));
       }
     }
   }
@@ -390,7 +387,7 @@ void FlowNetwork::process_due(Simulation& sim) {
         std::uint32_t pick = FlowId::NONE;
         std::int64_t best_time = now + 1;
         int source = 0;
-        const StartOrder before{&progress_};
+        const StartOrder before{&flows_};
         if (ready_head_ < ready_.size()) {
           pick = ready_[ready_head_].slot;
           best_time = now;

@@ -19,16 +19,20 @@
 // (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
 // list for the event at the current time); the network keeps a single engine event armed at the
 // earliest of them, and when its event is done goes straight on to its next time if nothing else
-// is due first (Simulation::advance_to). What a rate change touches per flow (bytes left, when,
-// start sequence) is kept apart from the rest of its record.
+// is due first (Simulation::advance_to). What a rate change touches per flow (bytes left, when)
+// is kept apart from the rest of its record, 16 bytes a flow; the start sequence, read only when
+// two times are equal, sits with the rest.
 //
 // Prefetching: the next completion and the next end of latency are known (the tops of the heaps)
 // long before they are handled, so while the callbacks and the solve of the current time run, the
 // network asks the memory for what those will touch, in three stages each reading only what the
-// stage before brought in: the records (after the current time's pops), the blocks of hops and
-// the latent route (after the callbacks), the links (after the solve). A flow in its start latency
-// is prefetched only when its end comes before the next completion. At 10,000 flows nearly
-// every such record is a miss in the core's own caches; the hints change no result.
+// stage before brought in: the records (after the current time's pops; the solver's holds the
+// links of the first hops), the links and the latent route (after the callbacks), then the
+// entries of the links' flow lists that taking the flow off reads, or the latent route's links
+// (after the solve). A flow in its start latency is prefetched only when its end comes before the
+// next completion. At 10,000 flows nearly every such record is a miss in the core's own caches;
+// the hints change no result. A flow in its start latency keeps its route's links in a block of
+// a pool (block_pool.hpp) sized to the route, not a whole Route.
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their
@@ -55,6 +59,7 @@
 #include "sim/engine/cache_line_allocator.hpp"
 #include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/net/block_pool.hpp"
 #include "sim/net/max_min_solver.hpp"
 #include "sim/net/router.hpp"
 #include "sim/net/topology.hpp"
@@ -174,20 +179,36 @@ class FlowNetwork final : public Model, private EventHandler {
 
  private:
   enum : std::uint8_t { FREE = 0, LATENT = 1, ACTIVE = 2, FINISHING = 3 };  // FINISHING: done, callback pending
-  // Per flow slot, what a rate change reads and writes.
+  // Per flow slot, what a rate change reads and writes: 16 bytes, four to a cache line, never
+  // across two.
   struct Progress {
     double left = 0;  // bytes left at last_ps
     std::int64_t last_ps = 0;
-    std::uint64_t seq = 0;  // start order: breaks ties between equal times
   };
+  static_assert(sizeof(Progress) == 16);
+  // Per flow slot, the rest.
+  struct alignas(64) FlowRecord {  // one cache line per slot: a completion reads one line
+    std::int64_t start_ps = 0;
+    std::int64_t bytes = 0;
+    double cap = 0;
+    FlowHandler* handler = nullptr;
+    std::uint64_t tag = 0;
+    std::uint64_t seq = 0;  // start order: breaks ties between equal times (looked up only then)
+    std::uint32_t generation = 0;
+    std::uint32_t function = UINT32_MAX;      // index in functions_, or none
+    std::uint32_t latent_route = UINT32_MAX;  // its links' block in route_pool_ while latent
+    std::uint8_t state = FREE;
+    std::uint8_t latent_hops = 0;  // the number of those links
+  };
+  static_assert(sizeof(FlowRecord) == 64);
   // Heaps of flow slots by time (picoseconds), equal times in start order: the times compared
   // without a branch, the sequence looked up only when they are equal (IndexedHeap picks its least
   // child by arithmetic on the results).
   struct StartOrder {
-    const std::vector<Progress, CacheLineAllocator<Progress>>* progress;
+    const std::vector<FlowRecord, CacheLineAllocator<FlowRecord>>* records;
     bool operator()(std::int64_t a, std::uint32_t a_slot, std::int64_t b, std::uint32_t b_slot) const {
       bool lt = a < b;
-      if (a == b) [[unlikely]] lt = (*progress)[a_slot].seq < (*progress)[b_slot].seq;
+      if (a == b) [[unlikely]] lt = (*records)[a_slot].seq < (*records)[b_slot].seq;
       return lt;
     }
   };
@@ -204,7 +225,12 @@ class FlowNetwork final : public Model, private EventHandler {
   std::uint32_t allocate_slot();
   void release_slot(std::uint32_t slot);
   bool live(FlowId id) const;
-  void activate(std::uint32_t slot, const Route& route);
+  void activate(std::uint32_t slot, std::span<const LinkId> route);
+  // The route of a flow in its start latency, and the end of its keeping.
+  std::span<const LinkId> latent_links(std::uint32_t slot) const {
+    return {route_pool_.at(flows_[slot].latent_route), flows_[slot].latent_hops};
+  }
+  void release_latent_route(std::uint32_t slot);
   void activate_latent(std::uint32_t slot);
   void finish(std::uint32_t slot);
   void apply_rate_changes();
@@ -220,29 +246,16 @@ class FlowNetwork final : public Model, private EventHandler {
   Router router_;
   MaxMinSolver solver_;
 
-  // Per flow slot, the rest.
-  struct alignas(64) FlowRecord {  // one cache line per slot: a completion reads one line
-    std::int64_t start_ps = 0;
-    std::int64_t bytes = 0;
-    double cap = 0;
-    FlowHandler* handler = nullptr;
-    std::uint64_t tag = 0;
-    std::uint32_t generation = 0;
-    std::uint32_t function = UINT32_MAX;      // index in functions_, or none
-    std::uint32_t latent_route = UINT32_MAX;  // index in routes_ while latent
-    std::uint8_t state = FREE;
-  };
   std::vector<FlowRecord, CacheLineAllocator<FlowRecord>> flows_;  // by slot
   std::vector<Progress, CacheLineAllocator<Progress>> progress_;  // by slot
   std::vector<std::uint32_t> free_slots_;
 
   std::vector<FlowFunction> functions_;
   std::vector<std::uint32_t> free_functions_;
-  std::vector<Route> routes_;
-  std::vector<std::uint32_t> free_routes_;
+  BlockPool<LinkId> route_pool_;  // the routes of flows in their start latency
 
-  TimeHeap completions_{StartOrder{&progress_}};  // active flows by predicted completion
-  TimeHeap latent_{StartOrder{&progress_}};       // flows in their start latency, by its end
+  TimeHeap completions_{StartOrder{&flows_}};  // active flows by predicted completion
+  TimeHeap latent_{StartOrder{&flows_}};       // flows in their start latency, by its end
   std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
   std::size_t ready_head_ = 0;
   std::vector<std::uint32_t> finished_;

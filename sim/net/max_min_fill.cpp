@@ -64,11 +64,10 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
 
 // Flow x joins A (once per solve): copied, with its hot links, into the fill's arrays.
 void MaxMinSolver::gather(std::uint32_t x) {
-  Flow& f = flows_[x];
-  if (f.in_set == epoch_) return;
-  f.in_set = epoch_;
+  if (in_a(x)) return;
+  const Flow& f = flows_[x];
   const auto i = static_cast<std::uint32_t>(fill_flows_.size());
-  f.fill_index = i;
+  fill_of_[x] = i;
   // Its hot links go to fill_links_of_ and a_hops_ side by side (entry for entry), both kept at
   // least a route's length beyond what is in use: written through pointers, no check per hop.
   const std::uint32_t begin = a_hop_count_;
@@ -80,9 +79,8 @@ void MaxMinSolver::gather(std::uint32_t x) {
   FillHop* a_hops = a_hops_.data() + begin;
   std::uint32_t at = begin;
   const std::uint32_t bottleneck = f.bottleneck;
-  const Hop* hops = hops_.at(f.hop_begin);
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop_link(f, h);
     const std::uint32_t j = fill_link(l);
     *numbers++ = j;
     FillLink& k = fill_links_[j];
@@ -454,8 +452,8 @@ bool MaxMinSolver::find_violations() {
       const Flow& f = flows_[x];
       double rate = f.rate;
       std::uint32_t bottleneck = f.bottleneck;
-      if (f.in_set == epoch_) {
-        const FillFlow& a = fill_flows_[f.fill_index];
+      if (in_a(x)) {
+        const FillFlow& a = fill_flows_[fill_of_[x]];
         if (a.part == part_epoch_) continue;
         rate = a.new_rate;
         bottleneck = a.new_bottleneck;
@@ -492,8 +490,8 @@ bool MaxMinSolver::find_violations() {
     }
   };
   for (const std::uint32_t x : violators_) {
-    if (flows_[x].in_set != epoch_) gather(x);
-    join(flows_[x].fill_index);
+    if (!in_a(x)) gather(x);
+    join(fill_of_[x]);
   }
   for (std::size_t p = 0; p < part_.size(); ++p) {
     const FillFlow& f = fill_flows_[part_[p]];
@@ -517,11 +515,10 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   Flow& f = flows_[x];
   const bool pending = f.state == PENDING;
   const double old_rate = pending ? 0.0 : f.rate;
-  const Hop* hops = hops_.at(f.hop_begin);
   const auto cap_base = static_cast<std::uint32_t>(links_.size());
   Key best{f.cap, cap_base + x};
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop_link(f, h);
     const LinkState& k = links_[l];
     const Key key{std::max(k.capacity - k.load + old_rate, 0.0), l};
     if (key < best) best = key;
@@ -538,7 +535,7 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   }
   bool disturbs = false;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop_link(f, h);
     const LinkState& k = links_[l];
     const std::uint32_t others = k.bottlenecked - (f.bottleneck == l ? 1 : 0);
     if (others == 0) return;
@@ -558,7 +555,7 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   if (bottleneck < links_.size()) links_[bottleneck].level = rate;
   if (!pending && std::abs(rate - old_rate) <= RATE_TOLERANCE * std::max(rate, old_rate)) return true;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-    const LinkId l = hops[h].link;
+    const LinkId l = hop_link(f, h);
     links_[l].load = std::max(0.0, links_[l].load + rate - old_rate);
     note_saturation(l);
   });
@@ -629,11 +626,6 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   added_.resize(kept);
   if (added_.empty() && dirty_.empty()) return changes_;
 
-  if (++epoch_ == 0) {
-    // The epoch wrapped: no flow may look as if it joined A in this solve.
-    for (Flow& f : flows_) f.in_set = 0;
-    epoch_ = 1;
-  }
   fill_epoch_ = 0;
   part_epoch_ = 0;
   fill_flows_.clear();
@@ -646,9 +638,8 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   // flows join A now rather than one fill later (V1).
   for (const std::uint32_t x : added_) {
     const Flow& f = flows_[x];
-    const Hop* hops = hops_.at(f.hop_begin);
-    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
-      const LinkId l = hops[h].link;
+      for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+      const LinkId l = hop_link(f, h);
       const LinkState& k = links_[l];
       if (k.load + f.potential < threshold(k)) return;
       const LinkMember* m = members_of(k);

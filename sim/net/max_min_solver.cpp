@@ -29,10 +29,6 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const s
   }
 }
 
-std::uint32_t MaxMinSolver::list_capacity(std::uint32_t peak_flows) {
-  return peak_flows == 0 ? 0 : std::max(std::uint32_t{1} << MIN_LIST_CLASS, std::bit_ceil(peak_flows));
-}
-
 std::span<const LinkMember> MaxMinSolver::flows_on(LinkId l) const {
   const LinkState& k = links_[l];
   if (k.members == NO_LIST || k.flows == 0) return {};
@@ -42,26 +38,25 @@ std::span<const LinkMember> MaxMinSolver::flows_on(LinkId l) const {
 void MaxMinSolver::ensure_flow(std::uint32_t flow) {
   if (flow < flows_.size()) return;
   flows_.resize(std::max<std::size_t>(flow + 1, flows_.size() * 2));
+  fill_of_.resize(flows_.size(), UINT32_MAX);
 }
 
 // Appends to a listed link's flow list (moving it to a block twice as large when full) and counts
 // the flow; returns its position.
 std::uint32_t MaxMinSolver::append_member(LinkState& k, LinkMember m) {
   const std::uint32_t n = k.flows;
-  // Full when n == list_capacity(peak_flows): n never exceeds the peak, so only at the peak, when
-  // that is 0 or a power of two from 4 on (the test, cheap when n is below the peak, as it mostly is).
-  if (n == k.peak_flows && (n == 0 || (n >= (1U << MIN_LIST_CLASS) && std::has_single_bit(n)))) {
-    const unsigned c = std::max(MIN_LIST_CLASS, BlockPool<LinkMember>::class_for(n + std::size_t{1}));
-    const std::uint32_t block = members_.allocate(c);
-    if (k.peak_flows > 0) {
-      std::copy_n(members_.at(k.members), n, members_.at(block));
-      members_.release(k.members, BlockPool<LinkMember>::class_for(list_capacity(k.peak_flows)));
-    }
+  // Full when n is its capacity (INLINE_MEMBERS, then bit_ceil(peak_flows)): n never exceeds the
+  // peak, so only at the peak, when that is a power of two from INLINE_MEMBERS on (the test, cheap
+  // when n is below the peak, as it mostly is).
+  if (n == k.peak_flows && n >= INLINE_MEMBERS && std::has_single_bit(n)) {
+    const std::uint32_t block = members_.allocate(BlockPool<LinkMember>::class_for(2 * std::size_t{n}));
+    std::copy_n(members_of(k), n, members_.at(block));
+    if (n > INLINE_MEMBERS) members_.release(k.members, BlockPool<LinkMember>::class_for(n));
     k.members = block;
   }
-  members_.at(k.members)[n] = m;
   k.flows = n + 1;
   if (k.flows > k.peak_flows) k.peak_flows = k.flows;
+  members_of(k)[n] = m;
   return n;
 }
 
@@ -96,8 +91,7 @@ void MaxMinSolver::add_unlisted_load(LinkId l, double delta) {
 void MaxMinSolver::apply_new_rate(std::uint32_t flow, double old_rate, double new_rate) {
   const Flow& f = flows_[flow];
   if (f.never_mask == 0) return;
-  const Hop* hops = hops_.at(f.hop_begin);
-  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hops[h].link, new_rate - old_rate); });
+  for_each_bit(f.never_mask, [&](std::uint32_t h) { add_unlisted_load(hop_link(f, h), new_rate - old_rate); });
 }
 
 // The link's flows could now fill it: keep its load from here on and mark it in their masks.
@@ -108,7 +102,7 @@ void MaxMinSolver::turn_hot(LinkId l) {
   for (std::uint32_t i = 0; i < k.flows; ++i) {
     Flow& f = flows_[m[i].flow];
     load += f.rate;
-    f.hot_mask |= 1U << (m[i].hop - f.hop_begin);
+    f.hot_mask |= 1U << m[i].hop;
   }
   k.load = load;
   note_saturation(l);
@@ -119,7 +113,7 @@ void MaxMinSolver::turn_cold(LinkId l) {
   const LinkMember* m = members_of(k);
   for (std::uint32_t i = 0; i < k.flows; ++i) {
     Flow& f = flows_[m[i].flow];
-    f.hot_mask &= ~(1U << (m[i].hop - f.hop_begin));
+    f.hot_mask &= ~(1U << m[i].hop);
   }
   k.load = 0;
   note_saturation(l);
@@ -160,18 +154,16 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   ensure_flow(flow);
   Flow& f = flows_[flow];
   if (f.state != FREE) throw std::logic_error("flow slot " + std::to_string(flow) + " is in use");
-  // A slot keeps its block of hops from one flow to the next (FlowNetwork reuses the slot of the
-  // flow that just ended for the flow its completion starts: the block is still in cache); a
-  // larger one replaces it when the route needs more room.
-  if (!route.empty()) {
-    const unsigned c = BlockPool<Hop>::class_for(route.size());
-    if (f.hop_class == NO_BLOCK || f.hop_class < c) {
-      if (f.hop_class != NO_BLOCK) hops_.release(f.hop_begin, f.hop_class);
-      f.hop_begin = hops_.allocate(c);
-      f.hop_class = static_cast<std::uint8_t>(c);
+  // The hops past INLINE_HOPS go to a block of hops_, which the slot keeps from one flow to the
+  // next (a larger one replaces it when the route needs more room).
+  if (route.size() > INLINE_HOPS) {
+    const unsigned c = BlockPool<Hop>::class_for(route.size() - INLINE_HOPS);
+    if (f.spill_class == NO_BLOCK || f.spill_class < c) {
+      if (f.spill_class != NO_BLOCK) hops_.release(f.spill, f.spill_class);
+      f.spill = hops_.allocate(c);
+      f.spill_class = static_cast<std::uint8_t>(c);
     }
   }
-  const std::uint32_t begin = f.hop_begin;
   f.hop_count = static_cast<std::uint8_t>(route.size());
   f.potential = potential;
   f.rate = 0;
@@ -180,20 +172,30 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
   f.bottleneck = UNSOLVED;
   f.hot_mask = 0;
   f.never_mask = 0;
-  Hop* hops = hops_.at(begin);
-  for (std::size_t h = 0; h < route.size(); ++h) {
+  for (std::uint32_t h = 0; h < route.size(); ++h) {
     const LinkId l = route[h];
     LinkState& k = links_[l];
     if (k.members == NO_LIST) {
       if (k.flows++ == 0) k.busy = now_ps_ - k.busy;
       if (k.flows > k.peak_flows) k.peak_flows = k.flows;
-      hops[h] = Hop{l, UNLISTED};
+      if (h < INLINE_HOPS) {
+        f.links[h] = l;
+        f.pos[h] = UNLISTED;
+      } else {
+        hops_.at(f.spill)[h - INLINE_HOPS] = Hop{l, UNLISTED};
+      }
       f.never_mask |= 1U << h;
       continue;
     }
     if (k.flows == 0) k.busy = now_ps_ - k.busy;
     const bool was_hot = is_hot(k);
-    hops[h] = Hop{l, append_member(k, LinkMember{flow, begin + static_cast<std::uint32_t>(h)})};
+    const std::uint32_t pos = append_member(k, LinkMember{flow, h});
+    if (h < INLINE_HOPS) {
+      f.links[h] = l;
+      f.pos[h] = pos;
+    } else {
+      hops_.at(f.spill)[h - INLINE_HOPS] = Hop{l, pos};
+    }
     k.potential += potential;
     if (was_hot) {
       f.hot_mask |= 1U << h;
@@ -207,8 +209,19 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
 void MaxMinSolver::prefetch_links(std::uint32_t flow) const {
   if (flow >= flows_.size() || flows_[flow].state == FREE) return;
   const Flow& f = flows_[flow];
-  const Hop* hops = hops_.at(f.hop_begin);
-  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hops[h].link]);
+  for (std::uint32_t h = 0; h < f.hop_count; ++h) __builtin_prefetch(&links_[hop_link(f, h)]);
+}
+
+void MaxMinSolver::prefetch_members(std::uint32_t flow) const {
+  if (flow >= flows_.size() || flows_[flow].state == FREE) return;
+  const Flow& f = flows_[flow];
+  for (std::uint32_t h = 0; h < f.hop_count; ++h) {
+    const std::uint32_t pos = hop_pos(f, h);
+    const LinkState& k = links_[hop_link(f, h)];
+    if (pos == UNLISTED || k.flows == 0) continue;
+    __builtin_prefetch(members_of(k) + pos);
+    __builtin_prefetch(members_of(k) + (k.flows - 1));
+  }
 }
 
 void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
@@ -218,13 +231,12 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
   Flow& f = flows_[flow];
   const double r = f.rate;
   const std::uint32_t count = f.hop_count;
-  Hop* hops = hops_.at(f.hop_begin);
   for (std::uint32_t h = 0; h < count; ++h) {
-    const Hop hop = hops[h];
-    const LinkId l = hop.link;
+    const Hop p{hop_link(f, h), hop_pos(f, h)};
+    const LinkId l = p.link;
     LinkState& k = links_[l];
     if (--k.flows == 0) k.busy = now_ps_ - k.busy;
-    if (hop.pos == UNLISTED) {
+    if (p.pos == UNLISTED) {
       if (r > 0) add_unlisted_load(l, -r);
       continue;
     }
@@ -239,8 +251,8 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     k.bytes += bytes_moved;
     LinkMember* m = members_of(k);
     const LinkMember last = m[k.flows];
-    m[hop.pos] = last;
-    hops_.at(last.hop)->pos = hop.pos;
+    m[p.pos] = last;
+    hop_pos(flows_[last.flow], last.hop) = p.pos;
     k.potential -= f.potential;
     if (k.flows == 0) k.potential = 0;  // clear what rounding may have left
     if (hot && !is_hot(k)) turn_cold(l);
@@ -263,7 +275,7 @@ std::size_t MaxMinSolver::memory_bytes() const {
   b += flows_.capacity() * sizeof(Flow) + hops_.memory_bytes() + members_.memory_bytes();
   b += (added_.capacity() + dirty_.capacity() + violators_.capacity()) * sizeof(std::uint32_t);
   b += fill_flows_.capacity() * sizeof(FillFlow) + fill_links_.capacity() * sizeof(FillLink);
-  b += (fill_links_of_.capacity() + fill_number_.capacity() + part_.capacity() + filled_.capacity() +
+  b += (fill_links_of_.capacity() + fill_number_.capacity() + fill_of_.capacity() + part_.capacity() + filled_.capacity() +
         candidates_.capacity()) *
        sizeof(std::uint32_t);
   b += (fill_hops_.capacity() + a_hops_.capacity()) * sizeof(FillHop) + caps_.capacity() * sizeof(CapKey);

@@ -60,10 +60,17 @@
 // the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
 // takes about 1.06 solves, 0.9 flows rated alone, 0.7 fills and 4.6 flow ratings for 3.2 rate
 // changes (6.2 ratings when refills took all of A coupled through any shared hot link).
-// Measured with callgrind over 20,000 completions of that benchmark (after 60,000 of warm-up): about
-// 5,600 instructions and 26 last-level misses (1 MB cache) per completion; the solve is 52% of
-// them (the small fill 22%, gathering A 11%, the outsider checks 8%), starting flows (routing and
-// add_flow) 10%, the network's heaps of completions and latencies 12%.
+// Measured with callgrind over 20,000 completions of that benchmark (after 60,000 of warm-up):
+// about 5,700 instructions and 23 misses of a 1 MB last-level cache (the size of the core's own
+// second level) per completion. The solve is 52% of the instructions (the small fill 21%, gathering
+// A 10%) and a fifth of the misses; adding flows (the new route's links and flow lists) 7% of the
+// instructions and a quarter of the misses; the network's heaps 8% of the instructions. The misses
+// cost little on a quiet machine (the core overlaps them; asking early for those it could overlap
+// anyway gained nothing measurable), but when the other core streams through the shared cache each
+// is a trip to memory: beside a loop streaming through 256 MB the same benchmark ran 40% slower,
+// and there the layout below (23 misses a completion instead of 26.5, 8.9 MB of tables at 10,000
+// flows instead of 11.3) ran it 5 to 18% faster than the one before in interleaved runs (1 to 2% on
+// a quiet machine).
 //
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
@@ -88,26 +95,35 @@
 // credited the bytes of each flow that leaves it (the caller says how many it moved), so a report
 // of bytes in flight adds the moving flows' progress (FlowNetwork::link_usage does).
 //
-// Layout. Per link, one 64-byte record holding everything that adding or removing a flow and a
-// solve read or write (capacity, load, potential, level, bytes, busy time, the flow count, the
-// place of its flow list); the time-stamps of the saturated-time statistic sit apart (touched only
-// when a link's saturation changes from one instant to a later one) beside a bit per link.
-// "Hot" and "never binds" are not stored: a link is hot when its potential reaches its capacity
-// (1 - 1e-9), and it never binds when it has no flow list. Per flow, one 64-byte record. A flow's
-// hops and a link's flow list are blocks of one pool each (block_pool.hpp), and point at each
-// other (positions both ways), so adding or removing a flow is O(hops), with no search and no
-// allocation once warm. A flow slot keeps its block of hops when its flow ends, for the next flow
-// in that slot (the network gives a flow that starts the slot of one that just ended). A fill
-// copies the hot links and flows it works on into small dense arrays (its own numbering; a link's
-// record padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift),
-// so that its inner loops touch nothing else. The small fill keeps its sets as bit masks and its
-// per-link and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit
-// number (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each
-// flow's result and each link's level, flow count and load straight into the fill's records.
+// Layout. Per link, two 64-byte lines: the first holding everything that adding or removing a flow
+// and a solve read or write (capacity, load, potential, level, bytes, busy time, the flow count,
+// the place of a long flow list), the second its flow list while that has at most 8 entries (most
+// links; a longer list moves to a block of a pool, block_pool.hpp), so that the list's line is
+// known from the link's number and both lines are asked for at once; the time-stamps of the
+// saturated-time statistic sit apart (touched only when a link's saturation changes from one
+// instant to a later one) beside a bit per link. "Hot" and "never binds" are not stored: a link is
+// hot when its potential reaches its capacity (1 - 1e-9), and it never binds when it has no flow
+// list. Per flow, two 64-byte lines: the first holds all that a solve reads and writes of it (rate,
+// cap, bottleneck, the masks of hot hops and of hops that never bind, state, and the links of its
+// first 8 hops), so that rating it, checking it as an outsider or taking it into A reads one line;
+// the second what only adding and removing it need (its potential, and where each of its first hops
+// sits in its link's flow list). An entry of a link's flow list names the flow and the hop's place
+// in its route, and a hop its place in the list, so adding or removing a flow is O(hops), with no
+// search and no allocation once warm. Hops past the 8th go to a block of a second pool, which a
+// slot keeps when its flow ends, for the next flow in that slot (the network gives a flow that
+// starts the slot of one that just ended). Whether a flow is in A: its number in the fill's arrays,
+// per flow, counts when the entry of that number names it (likewise for links). A fill copies the
+// hot links and flows it works on into small dense arrays (its own numbering; a link's record
+// padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift), so that
+// its inner loops touch nothing else. The small fill keeps its sets as bit masks and its per-link
+// and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit number
+// (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each flow's
+// result and each link's level, flow count and load straight into the fill's records.
 
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/indexed_heap.hpp"
@@ -138,7 +154,7 @@ struct SolverCounters {
 // A flow on a link, and where that link sits in the flow's hops.
 struct LinkMember {
   std::uint32_t flow;
-  std::uint32_t hop;  // index in the solver's hop pool: the flow's first hop + the link's place in its route
+  std::uint32_t hop;  // the link's place in the flow's route
 };
 
 class MaxMinSolver {
@@ -162,16 +178,16 @@ class MaxMinSolver {
   // Takes a flow off its links (started or not yet solved), crediting `bytes_moved` to each.
   void remove_flow(std::uint32_t flow, double bytes_moved = 0);
   bool needs_solve() const { return !added_.empty() || !dirty_.empty(); }
-  // Hints, for a flow that a coming change will touch: its record (stage 1), then, once that has
-  // arrived, its block of hops (stage 2), then its links (stage 3). They change nothing; a hint on
-  // a slot not in use is harmless.
+  // Hints, for a flow that a coming change will touch: its record with its first hops (stage 1),
+  // then, once that has arrived, its links (stage 2), then the entries of their flow lists that
+  // taking it off reads (stage 3). They change nothing; a hint on a slot not in use is harmless.
   void prefetch_flow(std::uint32_t flow) const {
-    if (flow < flows_.size()) __builtin_prefetch(&flows_[flow]);
-  }
-  void prefetch_hops(std::uint32_t flow) const {
-    if (flow < flows_.size() && flows_[flow].state != FREE) __builtin_prefetch(hops_.at(flows_[flow].hop_begin));
+    if (flow >= flows_.size()) return;
+    __builtin_prefetch(&flows_[flow]);
+    __builtin_prefetch(&flows_[flow].potential);
   }
   void prefetch_links(std::uint32_t flow) const;
+  void prefetch_members(std::uint32_t flow) const;
   // The links of a route about to be added.
   void prefetch_route(std::span<const LinkId> route) const {
     for (const LinkId l : route) __builtin_prefetch(&links_[l]);
@@ -204,14 +220,17 @@ class MaxMinSolver {
   enum : std::uint8_t { FREE = 0, PENDING = 1, LIVE = 2 };
   static constexpr std::uint32_t CAPPED = UINT32_MAX - 1;  // bottleneck: held by its own cap
   static constexpr std::uint32_t UNSOLVED = UINT32_MAX;    // bottleneck: not rated yet
-  static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // Hop::pos on a link that never binds
+  static constexpr std::uint32_t UNLISTED = UINT32_MAX;    // a hop's place (Flow::pos, Hop::pos) on a link that never binds
   static constexpr std::uint32_t NO_LIST = UINT32_MAX;     // LinkState::members of a link that never binds
-  static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::hop_class of a slot without a block of hops
-  static constexpr unsigned MIN_LIST_CLASS = 2;            // a link's first flow list holds 4 flows
+  static constexpr std::uint8_t NO_BLOCK = UINT8_MAX;       // Flow::spill_class of a slot without a spill block
+  static constexpr std::uint32_t INLINE_HOPS = 8;          // hops kept in the flow's record
+  static constexpr std::uint32_t INLINE_MEMBERS = 8;       // flows listed in the link's record
   // Up to this many candidate links plus flows, a fill scans instead of using the heap.
   static constexpr std::size_t LINEAR_FILL_LIMIT = 48;
 
-  struct alignas(64) LinkState {
+  // Two cache lines: the figures, then the flow list while it has at most INLINE_MEMBERS entries
+  // (the list's line is known from the link's number alone, not read from the first line).
+  struct alignas(64) LinkState {  // 128 bytes: a line-aligned table holds each on two whole lines
     double capacity = 0;
     double load = 0;       // kept while hot, or always for a link that never binds
     double potential = 0;  // sum of the potentials of the flows on the link (0 if it never binds)
@@ -220,36 +239,40 @@ class MaxMinSolver {
     // Busy time, folded into one number: the busy time so far while the link is idle, the start of
     // the current busy period minus the busy time before it while it has flows.
     std::int64_t busy = 0;
-    std::uint32_t members = 0;  // block of its flow list in members_ (NO_LIST: it never binds)
+    std::uint32_t members = 0;  // block of its flow list in members_ past INLINE_MEMBERS (NO_LIST: it never binds)
     std::uint32_t flows = 0;    // flows on the link (all listed, unless it never binds)
     std::uint32_t bottlenecked = 0;
-    std::uint32_t peak_flows = 0;  // also sizes the flow list: max(4, bit_ceil(peak_flows)) entries
+    std::uint32_t peak_flows = 0;  // also sizes the flow list: INLINE_MEMBERS, then bit_ceil(peak_flows)
+    alignas(64) LinkMember inline_members[INLINE_MEMBERS];
   };
-  static_assert(sizeof(LinkState) == 64);
+  static_assert(sizeof(LinkState) == 128);
   // What a link's statistics need only now and then.
   struct LinkStats {
     std::int64_t saturated_ps = 0;
     std::int64_t saturated_since = 0;
     std::int64_t bytes_since = 0;  // never binds: bytes integrated up to here
   };
-  struct alignas(64) Flow {
-    double rate = 0;
-    double cap = NO_CAP;
-    double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
-    std::uint32_t hot_mask = 0;    // bit h: hop h's link is hot
-    std::uint32_t never_mask = 0;  // bit h: hop h's link never binds
-    std::uint32_t hop_begin = 0;   // block of its hops in hops_
-    std::uint32_t bottleneck = UNSOLVED;
-    std::uint32_t in_set = 0;  // epoch at which the flow joined A
-    std::uint32_t fill_index = 0;  // its FillFlow number, when in_set is this solve's epoch
-    std::uint8_t hop_count = 0;
-    std::uint8_t state = FREE;
-    std::uint8_t hop_class = NO_BLOCK;  // size class of the slot's block of hops (kept while the slot is free)
-  };
-  struct Hop {
+  struct Hop {  // a hop past INLINE_HOPS (the first ones sit in the flow's record)
     LinkId link;
     std::uint32_t pos;  // index in the link's flow list, UNLISTED on a link that never binds
   };
+  // Two cache lines: all that a solve reads and writes of a flow (the first hops' links
+  // included), then what only adding and removing it need (where it sits in its links' lists).
+  struct alignas(64) Flow {  // 128 bytes, on two whole lines
+    double rate = 0;
+    double cap = NO_CAP;
+    std::uint32_t bottleneck = UNSOLVED;
+    std::uint32_t hot_mask = 0;    // bit h: hop h's link is hot
+    std::uint32_t never_mask = 0;  // bit h: hop h's link never binds
+    LinkId links[INLINE_HOPS];     // the links of its first hops (the others in its spill block)
+    std::uint8_t hop_count = 0;
+    std::uint8_t state = FREE;
+    alignas(64) double potential = 0;  // the most it could ever run at: min(cap, narrowest link of its route)
+    std::uint32_t spill = 0;              // block of its hops past INLINE_HOPS in hops_
+    std::uint8_t spill_class = NO_BLOCK;  // size class of the slot's spill block (kept while the slot is free)
+    std::uint32_t pos[INLINE_HOPS];       // per first hop: index in the link's flow list, or UNLISTED
+  };
+  static_assert(sizeof(Flow) == 128);
   struct Key {
     double level;
     std::uint32_t id;
@@ -301,10 +324,32 @@ class MaxMinSolver {
   static double threshold(const LinkState& k) { return k.capacity * (1 - max_min_detail::TOLERANCE); }  // saturated at or above
   static bool is_hot(const LinkState& k) { return k.potential >= threshold(k); }
   static bool is_saturated(const LinkState& k) { return k.load >= threshold(k); }
-  static std::uint32_t list_capacity(std::uint32_t peak_flows);
-  LinkMember* members_of(const LinkState& k) { return members_.at(k.members); }
-  const LinkMember* members_of(const LinkState& k) const { return members_.at(k.members); }
-  Hop* hops_of(const Flow& f) { return hops_.at(f.hop_begin); }
+  // A link's flow list: in its record or in the pool, chosen without a branch (the links with long
+  // lists are few, and follow no pattern among those a solve visits).
+  const LinkMember* members_of(const LinkState& k) const {
+    const auto in_record = reinterpret_cast<std::uintptr_t>(k.inline_members);
+    const auto in_pool =
+        reinterpret_cast<std::uintptr_t>(members_.at(0)) + std::uintptr_t{k.members} * sizeof(LinkMember);
+    const std::uintptr_t mask = std::uintptr_t{0} - static_cast<std::uintptr_t>(k.peak_flows <= INLINE_MEMBERS);
+    return reinterpret_cast<const LinkMember*>(in_pool ^ ((in_record ^ in_pool) & mask));
+  }
+  LinkMember* members_of(LinkState& k) { return const_cast<LinkMember*>(std::as_const(*this).members_of(k)); }
+  // Hop h of a flow: its link, and its place in the link's list (in the record for the first
+  // INLINE_HOPS, else in the spill block).
+  LinkId hop_link(const Flow& f, std::uint32_t h) const {
+    return h < INLINE_HOPS ? f.links[h] : hops_.at(f.spill)[h - INLINE_HOPS].link;
+  }
+  std::uint32_t& hop_pos(Flow& f, std::uint32_t h) {
+    return h < INLINE_HOPS ? f.pos[h] : hops_.at(f.spill)[h - INLINE_HOPS].pos;
+  }
+  std::uint32_t hop_pos(const Flow& f, std::uint32_t h) const {
+    return h < INLINE_HOPS ? f.pos[h] : hops_.at(f.spill)[h - INLINE_HOPS].pos;
+  }
+  // Whether flow x joined A in this solve (its FillFlow number, checked against the number's owner).
+  bool in_a(std::uint32_t x) const {
+    const std::uint32_t n = fill_of_[x];
+    return n < fill_flows_.size() && fill_flows_[n].id == x;
+  }
   std::uint32_t append_member(LinkState& k, LinkMember m);
   void turn_hot(LinkId l);
   void turn_cold(LinkId l);
@@ -358,6 +403,7 @@ class MaxMinSolver {
   std::vector<FillHop> a_hops_;  // per fill link, A's flows on it (FillLink::a_head)
   std::uint32_t a_hop_count_ = 0;  // entries of fill_links_of_ and a_hops_ in use (both sized beyond)
   std::vector<std::uint32_t> fill_number_;  // per link: its FillLink number, when it has one this solve
+  std::vector<std::uint32_t> fill_of_;      // per flow: its FillFlow number, when it has one this solve
   std::vector<std::uint32_t> part_;         // the flows of A that the next fill rates
   std::vector<std::uint32_t> filled_;       // the links of the general fill in progress
   std::span<const std::uint32_t> filled_links_;  // the links of the last fill (filled_, or the small fill's)
@@ -383,7 +429,6 @@ class MaxMinSolver {
   };
   SmallFill small_;
 
-  std::uint32_t epoch_ = 0;
   std::uint32_t fill_epoch_ = 0;
   std::uint32_t part_epoch_ = 0;
   bool full_coupling_ = false;  // refills couple through every shared hot link (see find_violations)
