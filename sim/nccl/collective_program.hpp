@@ -214,6 +214,13 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
 // send runs at C / 2.05, its w(2, 2) = 2.
 // LL128's groups are also held to their threads' share of a 640-thread ring block, C x threads
 // / 640 (up 0.7 C, down 0.3 C: 10.3 GB/s on the H200, 10.0 measured).
+// With LL the root's reduce-copy-send costs w x nccl.ll.tree_root_weight: one 640-thread group
+// runs it through a primitive of two receive and two send peers (FanSymmetric<
+// NCCL_MAX_TREE_ARITY_TOP>), where the ring's steps have one of each. 4 x H200 on one channel
+// measure a 2-rank LL tree, whose root binds, at C / 2.32 (5.02 GB/s) against C / w(2,2) = C / 2,
+// while a 2-rank ring all-reduce, which runs the same loads and stores per byte, measures within
+// 1% of its w. Simple's root measures w(2,2) = 2.05 less its step cost (within the model); LL128's
+// 2-rank tree is held by its groups' caps before its root.
 // Network steps are not charged to the block (the kernel fills the proxy's buffer; the network
 // paces the step): each moves at most at its group's threads' share over its step's weight,
 // C x threads / ref / w(2,1) up and / w(1,2) down (ref the protocol's ring block: 512 threads
@@ -222,6 +229,7 @@ struct TreeBlock {
   Bandwidth copy_rate;          // C
   double store_fraction = 0.5;  // f of w(L, S) (0.5 where the protocol has none: loads and stores alike)
   Bandwidth up_cap, down_cap;   // the groups' threads' shares of C
+  double root_weight = 1;       // the root's reduce-copy-send over its w (LL: nccl.ll.tree_root_weight)
 };
 TreeBlock tree_block(const ProgramContext& ctx, Protocol p);
 // The store share that prices a protocol's steps (negative: its steps cost alike).

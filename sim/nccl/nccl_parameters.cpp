@@ -147,6 +147,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                     "nccl_ll_channel store_share", true);
   r.ll128_store_fraction = store_share(channel_share(gpu->nccl_ll128_channel), "nccl.ll128.store_fraction",
                                        "nccl_ll128_channel store_share", true);
+  r.ll_tree_root_weight =
+      params.ratio("nccl.ll.tree_root_weight", 1.0, "the root's step costs its loads and stores, as every step");
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");

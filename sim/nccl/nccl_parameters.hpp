@@ -49,6 +49,12 @@
 //   nccl.ll.store_fraction         ratio   share of an LL copy's time its stores take; the catalog
 //                                          GPU's nccl_ll_channel store_share (H200 0.647); without
 //                                          it LL's steps cost alike (unless a profile sets it)
+//   nccl.ll.tree_root_weight       ratio   what a tree root's reduce-copy-send costs with LL over
+//                                          its loads and stores (collective_program.hpp TreeBlock):
+//                                          4 x H200 on one channel measure a 2-rank tree's root at
+//                                          C / 5.02 GB/s = 2.32 copies where its loads and stores
+//                                          give 2 (Simple's root measures 2.05 with its step cost,
+//                                          within the model); 1
 //   nccl.ll128.channel_bandwidth   B/s     the same with LL128; the catalog's nccl_ll128_channel
 //                                          copy_rate (H200 34.3 GB/s), else NCCL's
 //                                          perChMaxRingLL128Bw
@@ -166,6 +172,7 @@ struct NcclRates {
   double store_fraction = 0.5;
   // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
   double ll_store_fraction = -1, ll128_store_fraction = -1;
+  double ll_tree_root_weight = 1;  // nccl.ll.tree_root_weight
   // Share of the NVLink rate a tree's chain reaches with Simple (nccl.tree.nvlink_share), LL
   // (nccl.tree.ll_nvlink_share) and LL128 (nccl.tree.ll128_nvlink_share).
   double tree_nvlink_share = 1, tree_ll_nvlink_share = 1, tree_ll128_nvlink_share = 1;

@@ -91,6 +91,7 @@ TreeBlock tree_block(const ProgramContext& ctx, Protocol p) {
   const double ref = std::max(1, dev.max_threads[static_cast<int>(p)]);
   b.up_cap = b.copy_rate * (up_threads / ref);
   b.down_cap = b.copy_rate * ((nthreads - up_threads) / ref);
+  if (p == Protocol::LL) b.root_weight = ctx.rates.ll_tree_root_weight;
   return b;
 }
 
@@ -216,7 +217,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     const bool child0_second = balanced && d > 0 && d < D;
     const int net = d < D && ((pos == 0 && !child0_second) || (pos == 1 && child0_second)) ? 1 : 0;
     const int root_children = (R > 1 ? 1 : 0) + (D >= 1 ? 1 : 0);
-    const double c = d == 0 && pos == 0 ? cost(1 + root_children, 1 + root_children) : cost(1, 2 + net);
+    const double c = d == 0 && pos == 0 ? cost(1 + root_children, 1 + root_children) * blk.root_weight : cost(1, 2 + net);
     if (p.hops[hops.down_intra].link_shared) p.charge_last(block[role(d, pos)], c, link[role(d, pos)]);
   };
   for (long long c = 0; c < chunks; ++c) {

@@ -187,3 +187,28 @@ TEST_CASE("a tree's Simple steps each pay the step's synchronisation", "[unit][n
   // 285 us, 2.97 us a step: calibrate/results/lent-4xh200-2026-11-22-step-cost).
   CHECK(time_us("1048576", &profile) - time_us("4194304", &profile) == Approx(277.84).epsilon(0.005));
 }
+
+TEST_CASE("a 2-rank LL tree's root costs its loads and stores x nccl.ll.tree_root_weight", "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  auto steady_rate = [&](const hardware::CalibrationProfile* prof) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, 2};
+    cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
+    cfg.version = "2.28.9";
+    cfg.profile = prof;
+    const CollectivePredictor q(cfg);
+    // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
+    const double t1 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).gpu_time.seconds();
+    const double t0 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
+    return Bytes::mib(128).count() / (t1 - t0) / 1e9;
+  };
+  // The root (rank 0) reduces its child's data with its own, writes the output and sends it down:
+  // 2 loads and 2 stores per byte, w(2,2) = 2 whatever the store share; the leaf only sends up and
+  // receives (w(1,1) = 1 charged). With LL's catalog copy rate on the H200, 11.1 GB/s, the root
+  // moves 11.1 / 2 = 5.55 GB/s.
+  CHECK(steady_rate(nullptr) == Approx(11.1 / 2).epsilon(0.01));
+  // Weighted 1.16 (4 x H200 measure C / 2.32): 11.1 / (2 x 1.16) = 4.78 GB/s.
+  const auto weighted = testing::profile_of("root", {testing::ratio_parameter("nccl.ll.tree_root_weight", 1.16)});
+  CHECK(steady_rate(&weighted) == Approx(11.1 / 2.32).epsilon(0.01));
+}
