@@ -218,8 +218,8 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
 // runs it through a primitive of two receive and two send peers (FanSymmetric<
 // NCCL_MAX_TREE_ARITY_TOP>), where the ring's steps have one of each. 4 x H200 on one channel
 // measure a 2-rank LL tree, whose root binds, at C / 2.32 (5.02 GB/s) against C / w(2,2) = C / 2,
-// while a 2-rank ring all-reduce, which runs the same loads and stores per byte, measures within
-// 1% of its w. Simple's root measures w(2,2) = 2.05 less its step cost (within the model); LL128's
+// while the 2-rank ring all-reduce, which runs the same loads and stores per byte, comes within 1%
+// of what they alone predict for it. Simple's root measures w(2,2) = 2.05 less its step cost (within the model); LL128's
 // 2-rank tree is held by its groups' caps before its root.
 // Network steps are not charged to the block (the kernel fills the proxy's buffer; the network
 // paces the step): each moves at most at its group's threads' share over its step's weight,

@@ -30,8 +30,8 @@
 // Over NVLink the channels do not reach that minimum's corner: as what they offer nears what the
 // link carries, each gets less (measured on H200: a 4-GPU ring all-reduce's per-channel rate falls
 // from 24.5 GB/s at 4 channels to 22.0 at 12 and 19.2 at 16, where the hard minimum keeps 24.5
-// up to 14 channels; hardware/catalog/gpus.json, source lent-h200-channel-count). With the knee exponent p (nccl.nvlink.knee_exponent; none: the hard minimum)
-// a hop's flows over NVLink run at
+// up to 14 channels; hardware/catalog/gpus.json, source lent-h200-channel-count). With the knee
+// exponent p (nccl.nvlink.knee_exponent; none: the hard minimum) a hop's flows over NVLink run at
 //   soft(f)  = (cap^-p + (L_f)^-p)^(-1/p),  rate(f) = min(rate(f) above, soft(f))
 // L_f the flow's share of its NVLink counted in payload bytes (bytes_per_item(f) / the cycle
 // with every wire factor 1): n channels of cap c on a link of capacity L then move together

@@ -25,6 +25,22 @@ CollectivePredictor tree_predictor(std::map<std::string, std::string> env = {}) 
   return CollectivePredictor(cfg);
 }
 
+// The steady rate (GB/s) of a tree all-reduce on one channel of hgx-h200: 128 MiB over the GPU time
+// of 256 MiB less that of 128 MiB, which leaves the fixed cost and the pipeline's fill out.
+double steady_tree_rate(int gpus, const char* proto, const hardware::CalibrationProfile* profile) {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, gpus};
+  cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", proto}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
+  cfg.version = "2.28.9";
+  cfg.profile = profile;
+  const CollectivePredictor q(cfg);
+  const double t1 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).gpu_time.seconds();
+  const double t0 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
+  return Bytes::mib(128).count() / (t1 - t0) / 1e9;
+}
+
 }  // namespace
 
 TEST_CASE("a shared resource: alone at full rate, shared while busy together, work-conserving", "[unit][nccl]") {
@@ -72,23 +88,10 @@ TEST_CASE("a tree's block: the copy rate, the store share and the groups' thread
 }
 
 TEST_CASE("a 4-rank tree on one channel moves C / 3 in steady state", "[unit][nccl]") {
-  static const hardware::Catalog catalog = hardware::Catalog::load();
   const auto profile = testing::profile_of("no-step", {testing::duration_parameter("nccl.simple.tree_step_overhead", 0)});
   const std::map<std::string, std::string> one = {
       {"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
-  auto steady_rate = [&](const hardware::CalibrationProfile* prof) {
-    PredictorConfig cfg;
-    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
-    cfg.shape = {1, 4};
-    cfg.env = one;
-    cfg.version = "2.28.9";
-    cfg.profile = prof;
-    const CollectivePredictor q(cfg);
-    // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
-    const double t1 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).gpu_time.seconds();
-    const double t0 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
-    return Bytes::mib(128).count() / (t1 - t0) / 1e9;
-  };
+  auto steady_rate = [](const hardware::CalibrationProfile* prof) { return steady_tree_rate(4, "Simple", prof); };
   // The chain 0-1-2-3: the middle ranks' blocks reduce and send up (2 loads, 1 store per byte)
   // and copy and send down (1, 2); w(2,1) + w(1,2) = 3 whatever the store share, so once both
   // groups are busy each moves C / 3. Simple on the H200 without the steps' synchronisation:
@@ -189,20 +192,7 @@ TEST_CASE("a tree's Simple steps each pay the step's synchronisation", "[unit][n
 }
 
 TEST_CASE("a 2-rank LL tree's root costs its loads and stores x nccl.ll.tree_root_weight", "[unit][nccl]") {
-  static const hardware::Catalog catalog = hardware::Catalog::load();
-  auto steady_rate = [&](const hardware::CalibrationProfile* prof) {
-    PredictorConfig cfg;
-    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
-    cfg.shape = {1, 2};
-    cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
-    cfg.version = "2.28.9";
-    cfg.profile = prof;
-    const CollectivePredictor q(cfg);
-    // The difference of two sizes leaves the fixed cost and the pipeline's fill out.
-    const double t1 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).gpu_time.seconds();
-    const double t0 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
-    return Bytes::mib(128).count() / (t1 - t0) / 1e9;
-  };
+  auto steady_rate = [](const hardware::CalibrationProfile* prof) { return steady_tree_rate(2, "LL", prof); };
   // The root (rank 0) reduces its child's data with its own, writes the output and sends it down:
   // 2 loads and 2 stores per byte, w(2,2) = 2 whatever the store share; the leaf only sends up and
   // receives (w(1,1) = 1 charged). With LL's catalog copy rate on the H200, 11.1 GB/s, the root
