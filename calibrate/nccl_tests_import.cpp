@@ -591,9 +591,19 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   std::map<std::string, std::int64_t> last_size;
   double sum_busbw = 0;
   int n_busbw = 0;
+  int zero_rows = 0;
   for (const auto& r : b.rows) {
     type_size(r.type, file, r.line);
     check_redop(r.redop, file, r.line);
+    if (r.size == 0) {
+      // nccl-tests rounds the start size down to whole elements per rank (one rank's all-gather
+      // of 8 B at -b 8 prints a 0-byte row): it times a call that moves nothing, which no fit can
+      // use. It still counts in the log's average bus bandwidth.
+      sum_busbw += r.oop.busbw + r.ip.busbw;
+      n_busbw += 2;
+      ++zero_rows;
+      continue;
+    }
     const std::string key = r.type + "/" + r.redop + "/" + std::to_string(r.root);
     const auto it = open.find(key);
     if (it == open.end() || r.size <= last_size[key]) {
@@ -606,6 +616,10 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
     ip.points.push_back({r.size, r.count, r.ip.time_us, r.ip.algbw, r.ip.busbw, r.ip.wrong});
     sum_busbw += r.oop.busbw + r.ip.busbw;
     n_busbw += 2;
+  }
+  if (zero_rows > 0) {
+    warnings.push_back(file + ": skipped " + std::to_string(zero_rows) +
+                       " row(s) of 0 bytes (the start size rounded down to whole elements per rank)");
   }
   for (auto& [oop, ip] : pairs) {
     out.series.push_back(std::move(oop));

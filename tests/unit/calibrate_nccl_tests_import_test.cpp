@@ -254,3 +254,26 @@ TEST_CASE("nccl-tests import: the file-wide environment holds only what every lo
   CHECK(r.collectives[0].env.at("NCCL_MAX_NCHANNELS") == "1");
   CHECK(r.collectives[2].env.count("NCCL_MAX_NCHANNELS") == 0);
 }
+
+TEST_CASE("nccl-tests import: a 0-byte row is skipped with a warning", "[unit][calibrate]") {
+  // One rank's all_gather_perf at -b 8: 8 B is 2 floats over 1 rank, but nccl-tests prints its first
+  // row as 0 bytes (rows as measured on one H200, calibrate/results/lent-4xh200-2026-11-22-tree-2rank).
+  // A call that moves nothing has no transfer to fit (the fit rejects 0-byte points), so only the
+  // 32-byte row is kept; the warning names the file.
+  const std::string log =
+      "# Collective test starting: all_gather_perf\n"
+      "#  Rank  0 Group  0 Pid 1 on h device  0 [0000:01:00] NVIDIA H200\n"
+      "           0             0     float    none      -1     0.30    0.00    0.00    N/A     0.31    0.00    0.00    N/A\n"
+      "          32             8     float    none      -1     6.34    0.01    0.00    N/A     0.32    0.10    0.00    N/A\n";
+  const auto r = import_nccl_tests_text({{"ag.log", log}}, {});
+  REQUIRE(r.collectives.size() == 2);
+  for (const auto& s : r.collectives) {
+    REQUIRE(s.points.size() == 1);
+    CHECK(s.points[0].size_bytes == 32);
+  }
+  CHECK(r.collectives[0].points[0].time_us == Approx(6.34));
+  CHECK(r.collectives[1].points[0].time_us == Approx(0.32));
+  REQUIRE(r.environment);
+  REQUIRE(r.environment->warnings.size() == 1);
+  CHECK_THAT(r.environment->warnings[0], Catch::Contains("ag.log") && Catch::Contains("0 bytes"));
+}
