@@ -125,6 +125,7 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
     if (auto gc = env->as_object().maybe("gpu_count")) gpu_count = static_cast<int>(gc->as_int({.min = 0}));
   }
   if (auto colls = o.maybe("collectives")) {
+    std::map<std::string, int> runs;  // repeated runs of one configuration: name -> count so far
     for (const ValueReader& c : colls->as_array()) {
       ObjectReader e = c.as_object();
       ValidationSet set;
@@ -154,6 +155,9 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       const bool single = set.iters == 1;
       set.name = prefix + "/" + opname + "/" + std::to_string(nodes * set.gpus_per_node) + "ranks/" + algo + "/" +
                  proto + "/" + channels + "ch/" + place + settings + (single ? "/single-launch" : "");
+      // A configuration measured again in the same file (nccl-tests run twice) is a set of its own,
+      // named by its run number from the second on.
+      if (const int k = ++runs[set.name]; k > 1) set.name += "/run" + std::to_string(k);
       set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
                         machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place +
                         settings_text + (single ? ", one launch per timing (-n 1)" : "");

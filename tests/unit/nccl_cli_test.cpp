@@ -158,7 +158,7 @@ TEST_CASE("a profile applies to the GPU it was fitted on", "[unit][nccl]") {
   CHECK(sim::nccl::profile_gpu_matches("", "A100-SXM4-80GB"));
 }
 
-TEST_CASE("a results file's single launches are a set of their own", "[unit][nccl]") {
+TEST_CASE("a results file's single launches and repeated runs are sets of their own", "[unit][nccl]") {
   // The same broadcast back to back (-n 20) and one launch at a time (-n 1): nccl-tests times the
   // second without the overlap of one launch with the next, so it is scored apart.
   const auto entry = [](int iters) {
@@ -177,4 +177,15 @@ TEST_CASE("a results file's single launches are a set of their own", "[unit][ncc
   CHECK(sets[0].name.ends_with("/broadcast/4ranks/ring/simple/1ch/out-of-place"));
   CHECK(sets[1].name == sets[0].name + "/single-launch");
   CHECK(sets[1].iters == 1);
+  // The same configuration measured three times in one file: three sets, the second and third
+  // named by their run, so that each keeps its own threshold.
+  const nlohmann::json again = {{"schema_version", 1},
+                                {"kind", "clustersim-calibration-results"},
+                                {"environment", {{"gpu_name", "NVIDIA H200"}, {"gpu_count", 4}, {"nccl_version", "2.28.9"}}},
+                                {"collectives", {entry(20), entry(20), entry(20)}}};
+  const auto runs = sim::nccl::load_results_sets(again, "chain.json", catalog, "hgx-h200");
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].name == sets[0].name);
+  CHECK(runs[1].name == sets[0].name + "/run2");
+  CHECK(runs[2].name == sets[0].name + "/run3");
 }
