@@ -221,6 +221,21 @@ double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Prot
 // while the 2-rank ring all-reduce, which runs the same loads and stores per byte, comes within 1%
 // of what they alone predict for it. Simple's root measures w(2,2) = 2.05 less its step cost (within the model); LL128's
 // 2-rank tree is held by its groups' caps before its root.
+// On one node over NVLink a chain's channels meet the link's knee as a ring's do (step_program.hpp),
+// with Simple and LL (tree_knee): in steady state they move the soft minimum (D^-p + L^-p)^(-1/p)
+// of what the busiest rank's blocks offer, D = n c k, and what its link carries, L (p the NVLink
+// knee exponent; n channels of c each, a middle rank's C / 3 or a 2-rank root's C / (2 x root
+// weight); k = 2 sends a byte for a middle rank, up and down, 1 with two ranks; L the NVLink rate
+// times the tree's share). With x = D / L, up to the corner (x <= 1) the blocks bind and keep
+// (1 + x^p)^(-1/p) of C; past it the link binds and keeps (1 + x^-p)^(-1/p) of its share. Each
+// slows only what binds: a group alone on its block, filling the pipeline, keeps its slack.
+// 2 x H200 (calibrate/results/lent-4xh200-2026-11-22-tree-2rank) measure a 2-rank Simple tree at
+// 18.5, 17.9, 17.4, 16.9, 16.1 and 13.0 GB/s a channel with 1, 4, 8, 12, 16 and 24 channels: 0.97,
+// 0.94, 0.91, 0.87 and 0.70 of one channel's rate at 72 to 312 GB/s on the link, as the 2-rank
+// ring loses (0.98, 0.93, 0.81 at 82 to 271 GB/s), and 4 ranks' middle ranks at the same link
+// payload. LL128's tree is left out: it loses per channel from 4 channels on (12.7,
+// 12.6, 11.4, 10.4, 10.1, 9.8, 8.9 GB/s at 1, 2, 4, 8, 12, 16, 24 channels, 2 ranks), at 46 GB/s
+// on the link where the ring of 2 keeps 98.5% of its rate at 63, which the knee cannot describe.
 // Network steps are not charged to the block (the kernel fills the proxy's buffer; the network
 // paces the step): each moves at most at its group's threads' share over its step's weight,
 // C x threads / ref / w(2,1) up and / w(1,2) down (ref the protocol's ring block: 512 threads
@@ -230,8 +245,16 @@ struct TreeBlock {
   double store_fraction = 0.5;  // f of w(L, S) (0.5 where the protocol has none: loads and stores alike)
   Bandwidth up_cap, down_cap;   // the groups' threads' shares of C
   double root_weight = 1;       // the root's reduce-copy-send over its w (LL: nccl.ll.tree_root_weight)
+  double knee_factor = 1;       // what tree_knee left of C (1: none)
+  double link_knee_factor = 1;  // what tree_knee left of the chain's NVLink share (1: none)
 };
 TreeBlock tree_block(const ProgramContext& ctx, Protocol p);
+// The share of the NVLink rate a one-node chain reaches with protocol p (nccl.tree.*nvlink_share).
+double tree_nvlink_share(const ProgramContext& ctx, Protocol p);
+// The NVLink knee on a one-node chain of `ranks` ranks over `t` (Simple and LL; see the header):
+// below the corner scales the block's copy rate and its groups' caps by s = (1 + x^p)^(-1/p), above
+// it the chain's link share by (1 + x^-p)^(-1/p). No-op without a knee exponent or off NVLink.
+void tree_knee(const ProgramContext& ctx, const HopTransport& t, Protocol p, int ranks, int channels, TreeBlock& b);
 // The store share that prices a protocol's steps (negative: its steps cost alike).
 double step_store_fraction(const ProgramContext& ctx, Protocol p);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).

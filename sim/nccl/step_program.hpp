@@ -37,8 +37,8 @@
 // with every wire factor 1): n channels of cap c on a link of capacity L then move together
 // ((n c)^-p + L^-p)^(-1/p). The knee is in payload bytes: LL (8 data bytes per 16-byte line) loses
 // nothing per channel up to 300 GB/s of wire bytes out of an H200, where Simple and LL128 lose
-// 10-20% from 12 channels on. A tree's chain, whose links are charged over time (below), keeps
-// the hard minimum.
+// 10-20% from 12 channels on. A tree's chain, whose links are charged over time (below), takes
+// the knee on its blocks or its link share instead (collective_program.hpp, tree_knee).
 //
 // Shared resources used unevenly over time (the static share above assumes every flow of a hop is
 // always busy, true of a ring's steady state, not of a tree's pipeline filling): a transfer may

@@ -95,6 +95,38 @@ TreeBlock tree_block(const ProgramContext& ctx, Protocol p) {
   return b;
 }
 
+double tree_nvlink_share(const ProgramContext& ctx, Protocol p) {
+  return p == Protocol::LL128 ? ctx.rates.tree_ll128_nvlink_share
+         : p == Protocol::LL  ? ctx.rates.tree_ll_nvlink_share
+                              : ctx.rates.tree_nvlink_share;
+}
+
+void tree_knee(const ProgramContext& ctx, const HopTransport& t, Protocol p, int ranks, int channels, TreeBlock& b) {
+  const double knee = ctx.rates.nvlink_knee;
+  if (!(knee > 0) || p == Protocol::LL128 || t.kind != TransportKind::P2P || !t.over_nvlink) return;
+  const double C = b.copy_rate.bytes_per_second();
+  // What the busiest rank's channel moves alone: a middle rank's two groups C / (w_up + w_down) =
+  // C / 3; with two ranks the root's reduce-copy-send, C / (w(2,2) x root weight) = C / (2 x
+  // root weight). A middle rank sends each byte twice (up and down), a 2-rank chain's ranks once.
+  const double per_channel = ranks >= 3 ? C / 3 : C / (2 * b.root_weight);
+  const double sends = ranks >= 3 ? 2 : 1;
+  const double link = ctx.rates.nvlink.bytes_per_second() * tree_nvlink_share(ctx, p);
+  const double x = channels * per_channel * sends / link;
+  // The soft minimum of what the blocks offer (D = x L) and what the link carries (L): below the
+  // corner the blocks bind and keep s = (1 + x^p)^(-1/p) of C; above it the link binds and keeps
+  // (1 + x^-p)^(-1/p) of L. Both give (D^-p + L^-p)^(-1/p) in steady state, and the same at x = 1;
+  // each slows only what binds, so that the other keeps its slack in the pipeline's fill.
+  if (x <= 1) {
+    const double s = std::pow(1.0 + std::pow(x, knee), -1.0 / knee);
+    b.copy_rate = Bandwidth::bytes_per_second(C * s);
+    b.up_cap = Bandwidth::bytes_per_second(b.up_cap.bytes_per_second() * s);
+    b.down_cap = Bandwidth::bytes_per_second(b.down_cap.bytes_per_second() * s);
+    b.knee_factor = s;
+  } else {
+    b.link_knee_factor = std::pow(1.0 + std::pow(x, -knee), -1.0 / knee);
+  }
+}
+
 namespace {
 
 struct TreeHops {
@@ -126,7 +158,8 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Up and down share each rank's block (split tree, tree_block): the transfers charge it.
-  const TreeBlock blk = tree_block(ctx, s.protocol);
+  TreeBlock blk = tree_block(ctx, s.protocol);
+  if (R > 1 && H == 1) tree_knee(ctx, sys.transport(1, 0), s.protocol, R, nch, blk);
   TreeHops hops;
   // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
   // the network paces it): it moves at most at its group's threads' share over its step's weight.
@@ -135,9 +168,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.link_shared = t.kind != TransportKind::NET;
     if (t.kind == TransportKind::P2P && t.over_nvlink) {
-      h.link_share = s.protocol == Protocol::LL128 ? ctx.rates.tree_ll128_nvlink_share
-                     : s.protocol == Protocol::LL  ? ctx.rates.tree_ll_nvlink_share
-                                                   : ctx.rates.tree_nvlink_share;
+      h.link_share = tree_nvlink_share(ctx, s.protocol) * blk.link_knee_factor;
     }
     if (!h.link_shared) {
       h.channel_cap = (up ? blk.up_cap : blk.down_cap) / step_cost(blk.store_fraction, up ? 2 : 1, up ? 1 : 2);

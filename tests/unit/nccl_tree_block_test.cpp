@@ -139,12 +139,15 @@ TEST_CASE("a 4-rank tree's chain reaches nccl.tree.nvlink_share of the NVLink ra
   // busBw x .92).
   // Each Simple step's synchronisation is left out (nccl.simple.tree_step_overhead = 0), so that
   // the link's share alone sets the rate.
+  // The NVLink knee is turned off too (exponent 0: the hard minimum), so that the link binds alone
+  // (the knee's own test is below).
   const auto no_step = testing::duration_parameter("nccl.simple.tree_step_overhead", 0);
-  const auto steps_off = testing::profile_of("no-step", {no_step});
+  const auto no_knee = testing::ratio_parameter("nccl.nvlink.knee_exponent", 0);
+  const auto steps_off = testing::profile_of("no-step", {no_step, no_knee});
   const CollectivePredictor fallback = predictor(4, &steps_off);
   CHECK(fallback.rates().tree_nvlink_share == Approx(0.92));
   const auto profile =
-      testing::profile_of("full-share", {testing::ratio_parameter("nccl.tree.nvlink_share", 1.0), no_step});
+      testing::profile_of("full-share", {testing::ratio_parameter("nccl.tree.nvlink_share", 1.0), no_step, no_knee});
   const CollectivePredictor whole = predictor(4, &profile);
   CHECK(whole.rates().tree_nvlink_share == 1.0);
   // A middle rank of the chain sends every byte up and every byte down (Simple: a wire byte per
@@ -201,4 +204,62 @@ TEST_CASE("a 2-rank LL tree's root costs its loads and stores x nccl.ll.tree_roo
   // Weighted 1.16 (4 x H200 measure C / 2.32): 11.1 / (2 x 1.16) = 4.78 GB/s.
   const auto weighted = testing::profile_of("root", {testing::ratio_parameter("nccl.ll.tree_root_weight", 1.16)});
   CHECK(steady_rate(&weighted) == Approx(11.1 / 2.32).epsilon(0.01));
+}
+
+TEST_CASE("a one-node Simple tree meets the NVLink knee: its blocks below the corner, its link above",
+          "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  auto context_of = [&](int gpus, int channels) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, gpus};
+    cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_MIN_NCHANNELS", std::to_string(channels)},
+               {"NCCL_MAX_NCHANNELS", std::to_string(channels)}};
+    cfg.version = "2.28.9";
+    return CollectivePredictor(cfg);
+  };
+  // What the H200's catalog gives without a profile: NVLink 18 x 25 GB/s x 0.824 = 370.8 GB/s,
+  // knee exponent p = 3.2, Simple copy rate C = 38.7 GB/s, the tree's Simple share 0.92 (4 ranks;
+  // with two each GPU sends one flow, share 1). x is what the busiest rank's channels offer over
+  // what its link carries: up to 1 a block keeps s = (1 + x^p)^(-1/p) of C, past it the link keeps
+  // (1 + x^-p)^(-1/p) of its share.
+  auto knee_of = [](const CollectivePredictor& p, Protocol proto, int ranks, int channels) {
+    const ProgramContext ctx{p.system(), p.channels(), p.version(), p.env(), p.rates()};
+    TreeBlock b = tree_block(ctx, proto);
+    const double before = b.copy_rate.gigabytes_per_second();
+    tree_knee(ctx, p.system().transport(1, 0), proto, ranks, channels, b);
+    return std::pair{before, b};
+  };
+  {
+    // 2 ranks, 16 channels: the root moves C / w(2,2) = 19.35 GB/s a channel and sends each byte
+    // once: x = 16 x 19.35 / 370.8 = 0.8350, x^3.2 = 0.5615, s = 1.5615^(-1/3.2) = 0.8700.
+    const auto [c, b] = knee_of(context_of(2, 16), Protocol::SIMPLE, 2, 16);
+    CHECK(c == Approx(38.7));
+    CHECK(b.knee_factor == Approx(0.8700).epsilon(0.001));
+    CHECK(b.copy_rate.gigabytes_per_second() == Approx(38.7 * 0.8700).epsilon(0.001));
+    CHECK(b.up_cap.gigabytes_per_second() == Approx(38.7 * 384 / 512 * 0.8700).epsilon(0.001));
+    CHECK(b.link_knee_factor == 1.0);
+  }
+  {
+    // 4 ranks, 24 channels: a middle rank moves C / 3 = 12.9 GB/s a channel and sends each byte
+    // up and down, on 0.92 of the link: x = 24 x 12.9 x 2 / 341.1 = 1.815, past the corner, so
+    // the link binds and keeps (1 + x^-3.2)^(-1/3.2) = 1.1484^(-1/3.2) = 0.9577 of its share;
+    // the blocks keep C.
+    const auto [c, b] = knee_of(context_of(4, 24), Protocol::SIMPLE, 4, 24);
+    CHECK(b.knee_factor == 1.0);
+    CHECK(b.copy_rate.gigabytes_per_second() == Approx(38.7));
+    CHECK(b.link_knee_factor == Approx(0.9577).epsilon(0.001));
+  }
+  {
+    // One channel offers 19.35 / 370.8 of the link: s = 1 - 8e-5.
+    const auto [c, b] = knee_of(context_of(2, 1), Protocol::SIMPLE, 2, 1);
+    CHECK(b.knee_factor == Approx(1.0).epsilon(1e-4));
+  }
+  {
+    // LL128 is left alone: its tree loses rate per channel from 4 channels on, where the link is
+    // far from its knee (see collective_program.hpp).
+    const auto [c, b] = knee_of(context_of(2, 16), Protocol::LL128, 2, 16);
+    CHECK(b.knee_factor == 1.0);
+    CHECK(b.link_knee_factor == 1.0);
+  }
 }
