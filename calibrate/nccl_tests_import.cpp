@@ -595,12 +595,12 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   for (const auto& r : b.rows) {
     type_size(r.type, file, r.line);
     check_redop(r.redop, file, r.line);
+    sum_busbw += r.oop.busbw + r.ip.busbw;
+    n_busbw += 2;
     if (r.size == 0) {
       // nccl-tests rounds the start size down to whole elements per rank (one rank's all-gather
       // of 8 B at -b 8 prints a 0-byte row): it times a call that moves nothing, which no fit can
-      // use. It still counts in the log's average bus bandwidth.
-      sum_busbw += r.oop.busbw + r.ip.busbw;
-      n_busbw += 2;
+      // use. It still counts in the log's average bus bandwidth (above).
       ++zero_rows;
       continue;
     }
@@ -614,8 +614,6 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
     auto& [oop, ip] = pairs[open[key]];
     oop.points.push_back({r.size, r.count, r.oop.time_us, r.oop.algbw, r.oop.busbw, r.oop.wrong});
     ip.points.push_back({r.size, r.count, r.ip.time_us, r.ip.algbw, r.ip.busbw, r.ip.wrong});
-    sum_busbw += r.oop.busbw + r.ip.busbw;
-    n_busbw += 2;
   }
   if (zero_rows > 0) {
     warnings.push_back(file + ": skipped " + std::to_string(zero_rows) +

@@ -245,7 +245,6 @@ struct TreeBlock {
   double store_fraction = 0.5;  // f of w(L, S) (0.5 where the protocol has none: loads and stores alike)
   Bandwidth up_cap, down_cap;   // the groups' threads' shares of C
   double root_weight = 1;       // the root's reduce-copy-send over its w (LL: nccl.ll.tree_root_weight)
-  double knee_factor = 1;       // what tree_knee left of C (1: none)
   double link_knee_factor = 1;  // what tree_knee left of the chain's NVLink share (1: none)
 };
 TreeBlock tree_block(const ProgramContext& ctx, Protocol p);

@@ -121,7 +121,6 @@ void tree_knee(const ProgramContext& ctx, const HopTransport& t, Protocol p, int
     b.copy_rate = Bandwidth::bytes_per_second(C * s);
     b.up_cap = Bandwidth::bytes_per_second(b.up_cap.bytes_per_second() * s);
     b.down_cap = Bandwidth::bytes_per_second(b.down_cap.bytes_per_second() * s);
-    b.knee_factor = s;
   } else {
     b.link_knee_factor = std::pow(1.0 + std::pow(x, -knee), -1.0 / knee);
   }
