@@ -41,6 +41,7 @@ struct Point {
   std::string op_label;
   std::string transport;
   bool in_place = false;       // matters for one rank (no launch in place)
+  int iters = 20;              // -n: the timed loop's launches share its closing wait
   int pair_src = -1;           // a P2P pair: one send from src to dst, the other ranks idle
   int pair_dst = -1;
 };
@@ -115,6 +116,7 @@ class Problem {
       if (!preds[pt.config]) preds[pt.config] = predictor(pt.config, &profile);
       nc::NcclTestsMethod m;
       m.in_place = pt.in_place;
+      m.iters = pt.iters;
       const double t = (pt.pair_src >= 0 ? preds[pt.config]->predict_pair(pt.size, pt.pair_src, pt.pair_dst, m)
                                          : preds[pt.config]->predict(pt.op, pt.size, m))
                            .time.microseconds();
@@ -302,6 +304,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
       p.config = id;
       p.op = *op;
       p.in_place = c.in_place;
+      p.iters = c.iters.value_or(20);
       p.size = bytes_of(pt.size_bytes, "collectives");
       p.measured_us = pt.time_us;
       p.fold = index++ % 2;
@@ -331,6 +334,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
       p.op = nc::CollectiveOp::SENDRECV;
       p.pair_src = s.src;
       p.pair_dst = s.dst;
+      p.iters = s.iters.value_or(20);
       p.size = bytes_of(pt.size_bytes, "p2p");
       p.measured_us = pt.time_us;
       p.fold = index++ % 2;

@@ -59,7 +59,9 @@ CollectivePrediction CollectivePredictor::finish(CollectivePrediction out, const
   if (g > 1 && launches) out.host_time += rates_.host_group_comm * g;
   // Back to back, a launch costs the program's loop time (ProgramTiming), its single pass otherwise.
   const Duration gpu = loop && method.iters > 1 ? *loop : out.gpu_time;
-  out.time = std::max(gpu, out.host_time);
+  // The host's side of the loop ends with the closing wait, once for its launches; while the GPU
+  // is still busy the wait overlaps it.
+  out.time = std::max(gpu, out.host_time + rates_.host_sync / std::max(1, method.iters));
   const double sec = out.time.seconds();
   out.algbw_GBps = sec > 0 ? static_cast<double>(out.size.count()) / sec / 1e9 : 0.0;
   out.busbw_GBps = out.algbw_GBps * busbw_factor(out.op, system_->nranks());

@@ -9,13 +9,17 @@
 //   2. The collective becomes NCCL's step program (build_program); its uncontended pass gives the
 //      GPU time T_gpu = base latency + pipeline of transfers.
 //   3. nccl-tests' measurement (src/common.cu): `iters` back-to-back launches timed on the host and
-//      averaged, so an iteration costs max(T_loop, T_host) with T_loop the program's time per
-//      launch back to back (ProgramTiming::loop: a chain's upstream ranks run ahead into the next
+//      averaged, so an iteration costs max(T_loop, T_host + T_sync / iters) with T_loop the
+//      program's time per launch back to back (ProgramTiming::loop: a chain's upstream ranks run ahead into the next
 //      launch; T_gpu otherwise, and T_gpu for -n 1), T_host = GPUs per thread (-g) x the
 //      host cost of one NCCL call (nccl.host.call_overhead), plus for -g N > 1 N x the group
 //      launch's cost per communicator (nccl.host.group_comm_overhead: NCCL 2.28 src/group.cc
 //      doLaunches prepares, launches and finishes each communicator in turn from the one thread,
-//      switching device for each); algbw = size / time, busbw = algbw x the test's factor
+//      switching device for each), and T_sync the wait that closes the timed loop
+//      (nccl.host.sync_overhead: completeColl's stream query and the clock read, once for the
+//      `iters` launches; it overlaps the GPU's work when the GPU is behind, and shows where the
+//      GPU has nothing to do: 4 x H200 time one rank's in-place calls, which launch nothing, at
+//      0.21-0.23 us over 2,000 launches, 0.22 or 0.30 us over 20); algbw = size / time, busbw = algbw x the test's factor
 //      (2(n-1)/n all-reduce, (n-1)/n all-gather, reduce-scatter and alltoall, 1 otherwise).
 //   One rank (enqueue.cc: ncclLaunchOneRank, src/device/onerank.cu): no communication; out of
 //   place NCCL copies the input to the output with cudaMemcpyAsync, T_gpu = copy fixed time +
@@ -55,7 +59,8 @@ struct PredictorConfig {
   const hardware::CalibrationProfile* profile = nullptr;  // null: catalog fallbacks only
 };
 
-// How nccl-tests measured (its flags). The first launch of a timed loop is not overlapped; its
+// How nccl-tests measured (its flags). The wait that closes the timed loop is paid once over
+// `iters` launches where the host is the slower side (T_sync above). The first launch of the loop is not overlapped either; its
 // share, a launch over `iters` iterations, is below the model's resolution and left out.
 struct NcclTestsMethod {
   int gpus_per_thread = 1;  // -g

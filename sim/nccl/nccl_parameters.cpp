@@ -202,6 +202,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                       "a tenth of nccl.host.call_overhead (the call returns before any launch)");
   r.host_empty_group = params.duration("nccl.host.empty_group_overhead", r.host_empty_call,
                                        "nccl.host.empty_call_overhead (a group end that launches nothing)");
+  r.host_sync = params.duration("nccl.host.sync_overhead", r.host_empty_call,
+                                "nccl.host.empty_call_overhead (a wait on an idle stream is one query)");
   {
     // The compute model's memory parameters and fallbacks (models/compute_parameters.hpp).
     const double mem_eff = params.ratio("compute.memory.efficiency", 0.80, "compute model default (memory-bound kernels)");

@@ -128,6 +128,14 @@
 //                                          scheduleP2pTasksToPlan then skips it); an empty call's.
 //                                          4 x H200: 1.4 us for nccl-tests' four calls, where the
 //                                          in-place collectives' single call measures 0.2-0.3 us
+//   nccl.host.sync_overhead        s       host time of the wait that closes a timed loop, paid once
+//                                          per -n launches (nccl-tests' completeColl ->
+//                                          testStreamSynchronize: a cudaStreamQuery loop, then the
+//                                          clock read; the harness's polling wait alike): a wait on a
+//                                          stream with nothing left to run still costs a query; an
+//                                          empty call's as the fallback. 4 x H200: one rank's in-place
+//                                          calls (which launch nothing) take 0.21-0.23 us each over
+//                                          2,000 launches and 0.22 or 0.30 us over 20
 //   nccl.host.group_comm_overhead  s       extra host time per communicator when one thread's group
 //                                          launches several (nccl-tests -g N; group.cc doLaunches
 //                                          switches device for each communicator's prepare, launch
@@ -183,6 +191,7 @@ struct NcclRates {
   Duration host_group_comm;
   Duration host_empty_call;
   Duration host_empty_group;
+  Duration host_sync;  // the closing wait of a timed loop (once per -n launches)
   // One rank's local copy: payload rate (each byte read and written) and fixed GPU time.
   Bandwidth local_copy;
   Duration local_copy_overhead;

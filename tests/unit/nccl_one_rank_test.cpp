@@ -36,14 +36,20 @@ TEST_CASE("one rank copies out of place and does nothing in place", "[unit][nccl
   const auto big = p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256), out_of_place);
   CHECK(big.time.microseconds() == Approx(141.81).epsilon(1e-3));
   CHECK(big.busbw_GBps == 0);  // nccl-tests' factor for one rank
-  // 64 KiB: the copy (2 + 0.03 us) hides behind the call's host time, the 2.28.9 table's 4 us.
-  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
-  // In place nothing is launched: the empty call's host time, a tenth of 4 us.
-  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), in_place).time.microseconds() == Approx(0.4));
+  // 64 KiB: the copy (2 + 0.03 us) hides behind the call's host time, the 2.28.9 table's 4 us, and
+  // the host's side of the loop ends with its closing wait (fallback: an empty call, a tenth of
+  // 4 us), once for nccl-tests' default 20 launches: 4 + 0.4 / 20 = 4.02 us.
+  CHECK(p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.02));
+  // In place nothing is launched: the empty call's host time, a tenth of 4 us, + 0.4 / 20 = 0.42 us.
+  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), in_place).time.microseconds() == Approx(0.42));
+  // Over 2,000 launches the wait all but vanishes: 0.4 + 0.4 / 2000 = 0.4002 us.
+  NcclTestsMethod long_loop = in_place;
+  long_loop.iters = 2000;
+  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::mib(256), long_loop).time.microseconds() == Approx(0.4002));
   // Send/recv to itself in place: the group's end drops the pair. nccl-tests' group start, send
   // and recv cost an empty call each, the group end nccl.host.empty_group_overhead, whose fallback
-  // is an empty call: 4 x 0.4 = 1.6 us.
-  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(256), in_place).time.microseconds() == Approx(1.6));
+  // is an empty call: 4 x 0.4 + 0.4 / 20 = 1.62 us.
+  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(256), in_place).time.microseconds() == Approx(1.62));
 }
 
 TEST_CASE("a group end that launches nothing has its own host time", "[unit][nccl]") {
@@ -59,11 +65,12 @@ TEST_CASE("a group end that launches nothing has its own host time", "[unit][ncc
   const CollectivePredictor p(cfg);
   NcclTestsMethod in_place;
   in_place.in_place = true;
-  // An in-place collective on one rank is one empty call: 0.3 us.
-  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(1), in_place).time.microseconds() == Approx(0.3));
+  // An in-place collective on one rank is one empty call, 0.3 us, and a twentieth of the loop's
+  // closing wait (fallback: an empty call): 0.3 + 0.3 / 20 = 0.315 us.
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(1), in_place).time.microseconds() == Approx(0.315));
   // Send/recv to itself in place: three empty calls and the group end, 3 x 0.3 + 0.5 = 1.4 us (what
-  // 4 x H200 measure, calibrate/results/lent-4xh200-2026-11-21/results-1gpu.json).
-  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(1), in_place).time.microseconds() == Approx(1.4));
+  // 4 x H200 measure, calibrate/results/lent-4xh200-2026-11-21/results-1gpu.json), + 0.015 us.
+  CHECK(p.predict(CollectiveOp::SENDRECV, Bytes::mib(1), in_place).time.microseconds() == Approx(1.415));
 }
 
 TEST_CASE("a profile's host costs apply only under the NCCL release it was fitted with", "[unit][nccl]") {
@@ -82,14 +89,16 @@ TEST_CASE("a profile's host costs apply only under the NCCL release it was fitte
     return CollectivePredictor(cfg);
   };
   NcclTestsMethod out_of_place;
-  // One rank, 64 KiB out of place: the copy (2 + 0.03 us) hides behind the call's host time.
-  // Under 2.28.7 (same release as the fit, 2.28): the profile's 5 us.
+  // One rank, 64 KiB out of place: the copy (2 + 0.03 us) hides behind the call's host time and the
+  // loop's closing wait (fallback: an empty call, a tenth of the call) over 20 launches.
+  // Under 2.28.7 (same release as the fit, 2.28): the profile's 5 us, + 0.5 / 20 = 5.025 us.
   const CollectivePredictor same = at("2.28.7");
-  CHECK(same.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(5.0));
+  CHECK(same.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(5.025));
   CHECK(same.parameters().used().at("nccl.host.call_overhead").calibrated);
-  // Under 2.20.5 the release's own table, 4 us, and the record says why the profile's was left.
+  // Under 2.20.5 the release's own table, 4 us (+ 0.4 / 20), and the record says why the
+  // profile's was left.
   const CollectivePredictor other = at("2.20.5");
-  CHECK(other.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.0));
+  CHECK(other.predict(CollectiveOp::ALL_GATHER, Bytes::kib(64), out_of_place).time.microseconds() == Approx(4.02));
   const auto& used = other.parameters().used().at("nccl.host.call_overhead");
   CHECK_FALSE(used.calibrated);
   CHECK(used.provenance.find("profile host-2.28's value not used: fitted with NCCL 2.28.9") != std::string::npos);
@@ -159,4 +168,32 @@ TEST_CASE("the store fraction falls back to the catalog GPU's store share, else 
   CHECK(fraction("hgx-h200") == Approx(0.773));
   CHECK(fraction("hgx-h100") == Approx(0.773));
   CHECK(fraction("hgx-a100") == Approx(0.5));
+}
+
+TEST_CASE("the wait that closes a timed loop counts once for its launches, where the host is behind",
+          "[unit][nccl]") {
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  const auto profile =
+      testing::profile_of("sync", {testing::duration_parameter("nccl.host.empty_call_overhead", 0.2e-6),
+                                   testing::duration_parameter("nccl.host.sync_overhead", 1.6e-6)});
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, 1};
+  cfg.version = "2.28.9";
+  cfg.profile = &profile;
+  const CollectivePredictor one(cfg);
+  NcclTestsMethod in_place;
+  in_place.in_place = true;
+  // One rank in place launches nothing: 20 empty calls and one wait, (20 x 0.2 + 1.6) / 20 =
+  // 0.28 us a call; over 2,000 launches (0.2 x 2000 + 1.6) / 2000 = 0.2008 us.
+  CHECK(one.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(64), in_place).time.microseconds() == Approx(0.28));
+  in_place.iters = 2000;
+  CHECK(one.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(64), in_place).time.microseconds() == Approx(0.2008));
+  // Where the GPU is behind, the host waits while the GPU works: the wait adds nothing. Four
+  // ranks' 256 MiB all-reduce takes over a millisecond of GPU time a launch, against the host's
+  // 4 us call and 1.6 / 20 us of wait.
+  cfg.shape = {1, 4};
+  const CollectivePredictor four(cfg);
+  const auto big = four.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
+  CHECK(big.time == big.gpu_time);
 }
