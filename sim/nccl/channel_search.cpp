@@ -87,8 +87,10 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
     nic_sum += nic.nccl_bw;
   }
 
-  // Per-GPU link capacity for a channel crossing the node inside (NVLink, else PCIe).
-  const double intra_cap = nvl > 0 ? nvl : pci;
+  // Per-GPU link capacity for a channel crossing the host inside: NVLink where the GPUs use P2P
+  // over it, else PCIe (P2P over PCIe, or SHM, whose path paths.cc diverts through the CPU).
+  const bool intra_nvlink = R < 2 || (sys.transport(0, 1).kind == TransportKind::P2P && sys.transport(0, 1).over_nvlink);
+  const double intra_cap = nvl > 0 && intra_nvlink ? nvl : pci;
   const std::vector<double>& ladder = inter ? version.topology.inter_speeds(cc) : version.topology.intra_speeds(cc);
 
   auto ring_feasible = [&](double s) -> int {
@@ -130,6 +132,10 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
   plan.ring.n_channels = ring.n;
   plan.ring.bw_intra = plan.ring.bw_inter = ring.s;
   plan.ring.type_intra = sys.min_intra_path();
+  if (R >= 2 && sys.transport(0, 1).kind == TransportKind::SHM) {
+    // paths.cc diverts the GPUs' path through the CPU: PHB on one socket, SYS across two.
+    plan.ring.type_intra = sys.gpus_per_socket() >= R ? PathType::PHB : PathType::SYS;
+  }
   plan.ring.type_inter = inter ? sys.gpu_nic_path(0) : PathType::PIX;
   if (plan.ring.type_inter == PathType::DIS) plan.ring.type_inter = PathType::SYS;
   // A graph that leaves the host takes the latency its NIC reports (search.cc ncclTopoSearchRecNet).

@@ -12,7 +12,9 @@
 //
 // Here the search runs on the symmetric systems of the catalog, where a channel's constraints
 // are per-GPU and per-NIC capacities in NCCL's own units (NcclSystem):
-//   ring, one host:     n * s <= NVLink bw of a GPU (or its PCIe bw without NVLink)
+//   ring, one host:     n * s <= NVLink bw of a GPU (or its PCIe bw where its GPUs do not use P2P
+//                       over NVLink: SHM goes GPU -> CPU -> GPU; 4 x H200 with NCCL_P2P_DISABLE=1
+//                       run 2 channels of 24 GB/s, doubled to 4, NCCL 2.28.9)
 //   ring, several hosts: n <= sum over NICs of floor(NIC bw / s); n <= sum over GPUs next to a
 //                       NIC of floor(PCIe bw / s); n * s <= NVLink bw of a GPU
 //   tree:               the ring's channel count; intra speed may rise to twice the inter speed

@@ -22,6 +22,8 @@ long long div_up(long long a, long long b) { return (a + b - 1) / b; }
 }  // namespace
 
 int nic_devices_used(const NcclSystem& sys) {
+  // A socket path per NCCL host (nccl_system.hpp): as many as the node has hosts.
+  if (!sys.nics().empty() && sys.nics().front().per_host) return std::max(1, sys.gpus() / sys.ranks_per_host());
   int local = 0;
   for (const auto& nic : sys.nics()) {
     bool any = false;
@@ -126,6 +128,7 @@ Capacities resource_capacities(const NcclRates& r) {
   set(ResourceKind::NIC_OUT, r.nic);
   set(ResourceKind::NIC_IN, r.nic);
   set(ResourceKind::NVLS, r.nvlink * r.nvls_efficiency);
+  set(ResourceKind::HOST_MEMORY, r.host_memory);
   c.nvlink_knee = r.nvlink_knee;
   return c;
 }
@@ -163,6 +166,14 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p) {
     case Protocol::SIMPLE: return ctx.rates.simple_channel;
   }
   return ctx.rates.simple_channel;
+}
+
+Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t) {
+  const Bandwidth b = block_rate(ctx, p);
+  if (t.kind != TransportKind::SHM) return b;
+  // Over SHM the block loads each step from host memory (nccl_parameters.hpp).
+  const Bandwidth shm = p == Protocol::LL ? ctx.rates.shm_ll_channel : ctx.rates.shm_simple_channel;
+  return shm.bytes_per_second() > 0 ? std::min(b, shm) : b;
 }
 
 int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel) {
@@ -222,20 +233,24 @@ void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol 
 }
 
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
-             Protocol protocol) {
+             Protocol protocol, double sending_share, bool two_way) {
   Hop h;
   h.transport = t;
   h.label = t.describe();
   switch (t.kind) {
     case TransportKind::P2P:
       if (t.over_nvlink) {
-        h.loads = {{ResourceKind::NVLINK_OUT, flows_per_gpu}, {ResourceKind::NVLINK_IN, flows_per_gpu}};
+        const bool requests = t.read && two_way && protocol == Protocol::SIMPLE;
+        const double f = requests ? flows_per_gpu / ctx.rates.nvlink_read_efficiency : flows_per_gpu;
+        h.loads = {{ResourceKind::NVLINK_OUT, f}, {ResourceKind::NVLINK_IN, f}};
       } else {
         h.loads = {{ResourceKind::PCIE_OUT, flows_per_gpu}, {ResourceKind::PCIE_IN, flows_per_gpu}};
       }
       break;
     case TransportKind::SHM:
-      h.loads = {{ResourceKind::SHM_OUT, flows_per_gpu}, {ResourceKind::SHM_IN, flows_per_gpu}};
+      h.loads = {{ResourceKind::SHM_OUT, flows_per_gpu},
+                 {ResourceKind::SHM_IN, flows_per_gpu},
+                 {ResourceKind::HOST_MEMORY, 2 * flows_per_gpu * ctx.system.gpus_per_socket() * sending_share}};
       break;
     case TransportKind::NET:
       h.loads = {{ResourceKind::NIC_OUT, flows_per_nic}, {ResourceKind::NIC_IN, flows_per_nic}};
@@ -274,7 +289,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
   const int roles = H == 1 ? 1 : R;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = block_rate(ctx, s.protocol) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
+  const double weight = step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   std::vector<int> hop_of_role(roles);
   for (int r = 0; r < roles; ++r) {
     const int from = r;
@@ -290,7 +305,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     const double nic_flows = net ? nch * hosts_per_node / nics : 0;
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
-    h.channel_cap = cap;
+    h.channel_cap = block_rate(ctx, s.protocol, t) / weight;
     set_step_timing(ctx, t, s.protocol, h);
     h.multiplicity = nch;
     h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
@@ -306,7 +321,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
       Hop h;
       h.label = "local copy";
       h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
-      h.channel_cap = block_rate(ctx, s.protocol) / local_w;
+      h.channel_cap = block_rate(ctx, s.protocol, p.hops[hop_of_role[r]].transport) / local_w;
       h.occupancy = p.hops[hop_of_role[r]].occupancy;
       h.multiplicity = nch;
       h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
@@ -379,7 +394,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   // One connection per chain position, each a different rank's sends; data only flows down.
   p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
-  const Bandwidth cap = block_rate(ctx, s.protocol) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
+  const double weight = step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   const int R = sys.ranks_per_host();
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Hops along the chain; distinct transports share one hop description.
@@ -393,10 +408,12 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
     const bool net = t.kind == TransportKind::NET;
     int& slot = net ? net_hop : intra_hop;
     if (slot < 0) {
+      // n - 1 of the n ranks send (for a host's memory, SHM); with more than two, the middle
+      // ones also receive.
       Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, net ? nch * hosts_per_node / nics : 0,
-                       s.protocol);
+                       s.protocol, (n - 1.0) / n, n > 2);
       h.wire_factor = buf.wire;
-      h.channel_cap = cap;
+      h.channel_cap = block_rate(ctx, s.protocol, t) / weight;
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
       if (s.protocol == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
         // Each Simple step (one slice: BROADCAST/REDUCE_SLICESTEPS = CHUNKSTEPS = 1) ends with the

@@ -167,9 +167,18 @@ Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm
 void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h);
 // The collective's fixed cost (NCCL base latency x scale).
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
-// A hop between two ranks with resource loads: flows per GPU link and per NIC as given.
+// The block rate of protocol p on a hop of transport t (over SHM: at most its SHM figure).
+Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t);
+// A hop between two ranks with resource loads: flows per GPU link and per NIC as given. Over SHM
+// each flow also stores into and loads from its socket's host memory: 2 x flows per GPU x the
+// communicator's GPUs on the socket x `sending_share` (the share of them that send on this hop: a
+// ring's all, a chain's n - 1 of n). With P2P read over NVLink (Simple: the receiver loads from
+// the sender's buffer), each load's request crosses the link against the data; where the GPUs that
+// send on the hop also receive on it (`two_way`: a ring, a chain's middle, send/recv, not a single
+// pair or a 2-rank chain) their ports carry both, so each flow counts 1 / nccl.nvlink.read_efficiency
+// on both directions.
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
-             Protocol protocol = Protocol::SIMPLE);
+             Protocol protocol = Protocol::SIMPLE, double sending_share = 1.0, bool two_way = true);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).
 // LL relays line by line (src/device/prims_ll.h: a thread reads its 16-byte line once its flag is
 // set and passes it on), so a rank along a chain or tree forwards each pass of its block

@@ -32,6 +32,10 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                     v + " per-link NVLink figure " + format_significant(nccl_link, 4) +
                                         " GB/s over the datasheet " + format_significant(sheet_link, 4) + " GB/s");
     r.nvlink = sys.nvlink_bandwidth() * eff;
+    if (sys.ranks_per_host() >= 2 && sys.transport(0, 1).kind == TransportKind::P2P && sys.transport(0, 1).read) {
+      r.nvlink_read_efficiency =
+          params.ratio("nccl.nvlink.read_efficiency", 1.0, "P2P read as P2P write (no measurement)");
+    }
     // The knee where the catalog measured one (or a profile sets it); else a hard minimum.
     if (const auto& knee = gpu->nvlink.knee_exponent) {
       r.nvlink_knee = params.ratio("nccl.nvlink.knee_exponent", knee->value,
@@ -72,7 +76,17 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     }
     r.shm = params.bandwidth("nccl.shm.bandwidth", fallback, why + ")");
   }
-  if (!sys.nics().empty()) {
+  if (!sys.nics().empty() && node.fabric == nullptr) {
+    // The socket transport over the host's own interface (a bare system, nccl_system.hpp): no
+    // GPUDirect, each byte staged through host memory on both sides and carried by the rank's proxy
+    // thread through the kernel's TCP stack, which sets the rate, not a line rate.
+    const NicDevice& d = sys.nics().front();
+    r.nic = params.bandwidth("nccl.net.socket_bandwidth", d.bandwidth,
+                             v + " socket speed of an interface it cannot read, " + format_bandwidth_bits(d.bandwidth) +
+                                 " (" + version.topology.socket_default_speed_source + ")");
+    r.net_latency = params.duration("nccl.net.latency", Duration::zero(),
+                                    "no figure for the host's own interface: NCCL's step latency alone");
+  } else if (!sys.nics().empty()) {
     // The fabric's own figure where the catalog has one (EFA through aws-ofi-nccl reaches less
     // than InfiniBand verbs), else the NCCL maintainers' rule of thumb.
     const auto& fab_eff = node.fabric->nccl_net_efficiency;
@@ -184,6 +198,22 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.nvlink_scale = params.ratio("nccl.latency.nvlink_scale", 1.0, v + " NVLink step latencies as they are");
   r.pcie_scale = params.ratio("nccl.latency.pcie_scale", 1.0, v + " PCI step latencies as they are");
   r.net_scale = params.ratio("nccl.latency.net_scale", 1.0, v + " network step latencies as they are");
+  if (sys.ranks_per_host() >= 2 && sys.transport(0, 1).kind == TransportKind::SHM) {
+    // SHM traffic crosses the host memory twice (store, load) per byte, every GPU of a socket's
+    // together; and a channel's block, which loads each step from host memory over PCIe, moves
+    // less than over NVLink (per protocol; fallback: the block's rate, no further limit).
+    const double eff = params.ratio("nccl.shm.host_memory_efficiency", 0.75,
+                                    "the share of a socket's DDR wire rate STREAM sustains, about three quarters "
+                                    "(TI SPRAD45A: copy and triad 74-78%)");
+    r.host_memory = node.host().memory_bandwidth_per_socket.value * eff;
+    // Fallbacks: a GPU's SHM rate over the 2 channels NCCL gives a pair without P2P
+    // (ncclTopoGetNchannels); LL at the share of Simple's rate its block reaches over NVLink.
+    r.shm_simple_channel = params.bandwidth("nccl.shm.channel_bandwidth", r.shm / 2.0,
+                                            "nccl.shm.bandwidth over the 2 channels of a pair without P2P");
+    r.shm_ll_channel = params.bandwidth(
+        "nccl.shm.ll_channel_bandwidth", r.shm_simple_channel * (r.ll_channel / r.simple_channel),
+        "nccl.shm.channel_bandwidth x nccl.ll.channel_bandwidth / nccl.simple.channel_bandwidth");
+  }
   // Host costs belong to the NCCL release as much as to the machine: group.cc and enqueue.cc's
   // launch path change between releases (one thread driving 4 x H200 paid 4.75 us per
   // communicator with 2.20.5 and 5.43 us with 2.28.9, same host; versions/2.20.5.json). A

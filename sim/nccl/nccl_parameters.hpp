@@ -32,6 +32,31 @@
 //                                          and the receiver's kernel loads from it over PCIe (reads,
 //                                          slower: H100/H200 Gen5 x16 35.2 GB/s read vs 52.8 written,
 //                                          NVIDIA/nvbandwidth issue 24)
+//   nccl.nvlink.read_efficiency    ratio   share of the NVLink rate P2P read reaches (Simple: the
+//                                          receiver loads from the sender's buffer) where the GPUs'
+//                                          ports carry data both ways, each load's request crossing
+//                                          the link against the data; 1 (read as write) without a
+//                                          measurement. 4 x H200, ring all-reduce at 24 channels, read
+//                                          against write: 2 GPUs 271 vs 332 GB/s busbw, 4 GPUs 310 vs
+//                                          357; a 2-GPU broadcast (data one way) 355 vs 365
+//   nccl.shm.host_memory_efficiency ratio  share of a socket's host memory bandwidth (catalog) that
+//                                          SHM traffic reaches: each byte is stored into host memory
+//                                          and loaded from it, by every GPU of the socket at once;
+//                                          0.75 without a measurement (what STREAM sustains of the DDR
+//                                          wire rate, TI SPRAD45A). 4 x H200 (one socket): 4 GPUs'
+//                                          ring all-reduce at 4 and 8 channels move 23.1 and 21.3
+//                                          GB/s busbw each way, 185 and 170 GB/s of host memory
+//                                          traffic, where 2 GPUs reach 27.7 (111 GB/s)
+//   nccl.shm.channel_bandwidth     B/s     what one channel's block moves over SHM with Simple, its
+//                                          steps priced as over NVLink (the block loads each step from
+//                                          host memory over PCIe); without a measurement
+//                                          nccl.shm.bandwidth / 2 (the 2 channels NCCL gives a pair
+//                                          without P2P). 4 x H200: a 2-GPU broadcast at 1 channel
+//                                          22.5 GB/s, 2 channels 44.5
+//   nccl.shm.ll_channel_bandwidth  B/s     the same with LL (each 16-byte line's flag polled in host
+//                                          memory); without a measurement Simple's SHM figure x LL's
+//                                          share of Simple's block rate over NVLink.
+//                                          4 x H200: ring all-reduce at 4 channels 9.3 GB/s busbw
 //   nccl.nvls.efficiency           ratio   NVLS all-reduce algorithm bandwidth over the NVLink rate
 //                                          NCCL assumes for the GPU; NCCL 2.28's nvlsEfficiency (sm90
 //                                          0.85, sm100 0.74) x the NVLS graph's channels x speed over
@@ -114,6 +139,13 @@
 //   nccl.latency.nvlink_scale      ratio   multiplies NCCL's per-step latency over NVLink; 1
 //   nccl.latency.pcie_scale        ratio   same over PCIe and SHM; 1
 //   nccl.latency.net_scale         ratio   same for the network proxy path; 1
+//   nccl.net.socket_bandwidth      B/s     NCCL's socket transport over a host's own interface (a bare
+//                                          system's GPUs in different NCCL nodes): what one rank sends
+//                                          (and receives) per direction, the proxy thread copying
+//                                          through the kernel's TCP stack; fallback the 10 Gb/s NCCL
+//                                          assumes for an interface with no speed. 4 x H200 over
+//                                          loopback: 2.3-2.8 GB/s busbw for a ring all-reduce, on 2
+//                                          or 4 GPUs, at 1, 2 or 4 channels, 4 x 4 sockets or 1
 //   nccl.net.latency               s       NIC-to-NIC one-way latency of a small message; the
 //                                          catalog fabric's nic_latency (+ 2 switch latencies when
 //                                          the path leaves a leaf switch)
@@ -166,8 +198,12 @@ struct NcclRates {
   // Effective per-direction capacities (payload bytes per second) of one GPU's links.
   Bandwidth nvlink;    // datasheet x nvlink efficiency (0 without usable NVLink)
   double nvlink_knee = 0;  // nccl.nvlink.knee_exponent (0: a hard minimum)
+  double nvlink_read_efficiency = 1;  // nccl.nvlink.read_efficiency (P2P read, Simple, both ways)
   Bandwidth pcie;      // datasheet x pcie efficiency
   Bandwidth shm;
+  Bandwidth shm_simple_channel;  // one channel's block over SHM, Simple (nccl.shm.channel_bandwidth)
+  Bandwidth shm_ll_channel;      // the same with LL (nccl.shm.ll_channel_bandwidth)
+  Bandwidth host_memory;         // one socket's host memory for SHM traffic
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
   double nvls_efficiency = 0;
   // Protocol limits.

@@ -179,6 +179,28 @@ NcclSystem NcclSystem::build(const hardware::NodeSpec& node, CommShape shape, co
     }
   }
 
+  // GPUs of one host that reach each other through neither P2P nor SHM are nodes of their own to
+  // NCCL (the topology trim; see the header).
+  if (s.ranks_per_host_ > 1 && s.transport(0, 1).kind == TransportKind::NET) {
+    s.ranks_per_host_ = 1;
+    s.notes_.push_back("neither P2P nor SHM between the GPUs of a host: NCCL makes each GPU a node of its own and "
+                       "connects them through the network");
+  }
+  // A bare system's GPUs in different hosts (pods, or the trim above) meet through NCCL's socket
+  // transport over the host's interface.
+  if (s.nics_.empty() && s.ranks_per_host_ < G) {
+    s.net_name_ = "Socket";
+    NicDevice d;
+    d.pcie_switch = -1;
+    d.per_host = true;
+    d.bandwidth = version.topology.socket_default_speed;
+    d.nccl_bw = d.bandwidth.gigabytes_per_second();
+    s.nics_.push_back(d);
+    s.notes_.push_back("no network in the catalog for " + node.name + ": NCCL's socket transport over the host's "
+                       "interface, " + format_bandwidth_bits(d.bandwidth) + " as NCCL assumes where it cannot "
+                       "read a speed");
+  }
+
   // NVLS.
   const int nvls_enable = env.nvls_enable.value_or(2);
   const int nccl_nodes = shape.nodes * G / s.ranks_per_host_;
@@ -220,12 +242,24 @@ PathType NcclSystem::gpu_path(int a, int b) const {
   return na == nb ? PathType::PHB : PathType::SYS;
 }
 
+int NcclSystem::gpus_per_socket() const {
+  std::map<int, int> per_numa;
+  int most = 0;
+  for (int g = 0; g < gpus(); ++g) {
+    const int numa = switch_numa_.at(static_cast<std::size_t>(gpu_switch_.at(g)) % switch_numa_.size());
+    most = std::max(most, ++per_numa[numa]);
+  }
+  return std::max(1, most);
+}
+
 PathType NcclSystem::gpu_nic_path(int g) const {
   PathType best = PathType::DIS;
   const int sw = gpu_switch_.at(g);
   for (const auto& nic : nics_) {
     PathType t;
-    if (nic.pcie_switch == sw) {
+    if (nic.pcie_switch < 0) {
+      t = PathType::PHB;  // the host's own interface, through the CPU
+    } else if (nic.pcie_switch == sw) {
       t = PathType::PIX;
     } else if (nvlink_usable_ && !env_.pxn_disable && !nic.local_gpus.empty()) {
       t = PathType::PXN;

@@ -21,11 +21,17 @@
 //    cuMem is on (default since 2.19; NCCL_CUMEM_ENABLE=0 gives legacy "IPC").
 //  * SHM (shm.cc shmCanConnect): same host and /dev/shm, NCCL_SHM_DISABLE unset, and the network
 //    is not faster than the GPU-GPU path (paths.cc ncclTopoCheckNet).
+//  * GPUs of one host that can use neither P2P nor SHM with each other are PATH_NET apart (paths.cc
+//    ncclTopoComputePaths) and fall in different domains (ncclTopoTrimSystem): NCCL counts each
+//    as a node of its own ("nNodes 4 localRanks 1" for 4 GPUs of one host with NCCL_P2P_DISABLE=1
+//    NCCL_SHM_DISABLE=1, NCCL 2.28.9 on 4 x H200) and builds its graphs and trees across them.
 //  * NET otherwise. The NIC device NCCL sees: InfiniBand/RoCE verbs ("IB", one device per port),
 //    AWS EFA through aws-ofi-nccl ("Libfabric"; multi-rail: the EFA devices behind one PCIe
 //    switch are grouped into one device per GPU group, aws-ofi-nccl commit dbc2dc0 and issue
 //    890), or sockets ("Socket", and also IB when NCCL_IB_DISABLE=1). Speed as NCCL reads it:
-//    Mb/s / 8000 GB/s.
+//    Mb/s / 8000 GB/s. A bare system (no network in the catalog) reaches its own GPUs through
+//    NCCL's socket transport over the host's interface: one device whose speed NCCL cannot read
+//    (loopback, net_socket.cc: 10 Gbps, the release's socket_default_speed), next to no GPU.
 //  * GPUDirect RDMA (paths.cc ncclTopoCheckGdr): NIC and GPU support it and the GPU-NIC path is
 //    at most NCCL_NET_GDR_LEVEL (default PXB). PXN (paths.cc) relays through an NVLink peer that
 //    sits next to a NIC the GPU is far from.
@@ -81,11 +87,14 @@ struct HopTransport {
 };
 
 struct NicDevice {
-  int pcie_switch = 0;
+  int pcie_switch = 0;          // -1: the host's own interface (sockets), behind the CPU
   std::vector<int> local_gpus;  // local GPU indices on the same PCIe switch (comm GPUs only)
   int physical_nics = 1;        // EFA devices fused into this one (aws-ofi-nccl multi-rail)
   Bandwidth bandwidth;          // per direction, catalog (line rate of all fused NICs)
   double nccl_bw = 0;           // GB/s as NCCL reads the speed
+  // The host's socket path: every NCCL host of the node has one of its own (its ranks' proxy
+  // threads), so the node has as many as it has NCCL hosts.
+  bool per_host = false;
 };
 
 class NcclSystem {
@@ -117,6 +126,8 @@ class NcclSystem {
   // Path type between two local GPUs of the communicator, as NCCL classifies it.
   PathType gpu_path(int a, int b) const;
   PathType min_intra_path() const { return min_intra_path_; }
+  // The most GPUs of the communicator on one CPU socket of a node (NUMA node of their PCIe switch).
+  int gpus_per_socket() const;
   PathType max_intra_path() const { return max_intra_path_; }
 
   const std::vector<NicDevice>& nics() const { return nics_; }

@@ -213,6 +213,8 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
       topo.pat = t.at("pat").as_bool();
       topo.hopper_multinode_double =
           t.at("hopper_multinode_double").as_choice({"cc_eq_90_when_room", "cc_eq_90_below_16", "cc_ge_90_below_16"});
+      topo.socket_default_speed = t.at("socket_default_speed").as_bandwidth();
+      topo.socket_default_speed_source = t.at("socket_default_speed_source").as_string();
     });
 
     o.at("host").read_object([&](ObjectReader& h) {

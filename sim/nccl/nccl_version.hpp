@@ -72,6 +72,8 @@ struct VersionTopology {
   bool nvls_multi_node = true;
   bool pat = true;
   std::string hopper_multinode_double;  // connect.cc rule that doubles channels on Hopper multi-node
+  Bandwidth socket_default_speed;       // the socket transport's speed of an interface without one
+  std::string socket_default_speed_source;
 
   // NCCL's assumed NVLink bandwidth per link for a compute capability (topo.h ncclTopoNVLinkBw).
   Bandwidth nvlink_per_link(int cc) const;

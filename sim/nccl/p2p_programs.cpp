@@ -190,7 +190,7 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
   const long long chunks = std::max<long long>(1, div_up(static_cast<long long>(std::ceil(per_channel)), chunk));
   const double bytes = per_channel / chunks;
 
-  const Bandwidth block = block_rate(ctx, proto);
+  const Bandwidth block = block_rate(ctx, proto, t);
   const WarpSplit split = warp_split(ctx);
   const int send_warps = split.copying_send(proto);
   const double send_share = static_cast<double>(send_warps) / (send_warps + split.recv);
@@ -198,7 +198,8 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
   // `flows`: the channels' flows on the links; a second hop for the same channels' sends at
   // another time adds none (assign_rates sums every hop's flows on a link).
   auto send_hop = [&](Bandwidth cap, const char* what, double flows) {
-    Hop h = make_hop(ctx, t, flows, 0, proto);
+    // One pair: one GPU of the socket sends, and it does not also receive.
+    Hop h = make_hop(ctx, t, flows, 0, proto, with_recv ? 1.0 : 1.0 / std::max(1, sys.gpus_per_socket()), with_recv);
     h.label = h.label + what;
     h.wire_factor = buf.wire;
     h.channel_cap = cap;

@@ -19,6 +19,7 @@ std::string_view to_string(ResourceKind k) {
     case ResourceKind::NIC_OUT: return "nic_out";
     case ResourceKind::NIC_IN: return "nic_in";
     case ResourceKind::NVLS: return "nvls";
+    case ResourceKind::HOST_MEMORY: return "host_memory";
   }
   return "?";
 }
@@ -129,7 +130,8 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
   // and in payload bytes for the NVLink knee).
   std::array<double, kNumResourceKinds> cycle{}, payload_cycle{};
   auto gpu_link = [](ResourceKind k) {
-    return k != ResourceKind::NIC_OUT && k != ResourceKind::NIC_IN && k != ResourceKind::NVLS;
+    return k != ResourceKind::NIC_OUT && k != ResourceKind::NIC_IN && k != ResourceKind::NVLS &&
+           k != ResourceKind::HOST_MEMORY;
   };
   auto nvlink = [](ResourceKind k) { return k == ResourceKind::NVLINK_OUT || k == ResourceKind::NVLINK_IN; };
   for (const Hop& h : p.hops) {

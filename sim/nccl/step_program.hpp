@@ -73,8 +73,10 @@
 namespace clustersim::sim::nccl {
 
 // Per-direction resources of one node, by class (all instances of a class are alike).
-enum class ResourceKind { NVLINK_OUT, NVLINK_IN, PCIE_OUT, PCIE_IN, SHM_OUT, SHM_IN, NIC_OUT, NIC_IN, NVLS };
-inline constexpr int kNumResourceKinds = 9;
+// HOST_MEMORY: the host memory of one CPU socket, which every SHM transfer of the socket's GPUs
+// crosses twice (the sender's store, the receiver's load).
+enum class ResourceKind { NVLINK_OUT, NVLINK_IN, PCIE_OUT, PCIE_IN, SHM_OUT, SHM_IN, NIC_OUT, NIC_IN, NVLS, HOST_MEMORY };
+inline constexpr int kNumResourceKinds = 10;
 std::string_view to_string(ResourceKind k);
 
 struct ResourceLoad {

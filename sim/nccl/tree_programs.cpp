@@ -159,12 +159,23 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   // Up and down share each rank's block (split tree, tree_block): the transfers charge it.
   TreeBlock blk = tree_block(ctx, s.protocol);
   if (R > 1 && H == 1) tree_knee(ctx, sys.transport(1, 0), s.protocol, R, nch, blk);
+  if (R > 1) {
+    // Over SHM the chain's blocks load each step from host memory (block_rate by transport).
+    const double C = blk.copy_rate.bytes_per_second();
+    const double shm = block_rate(ctx, s.protocol, sys.transport(1, 0)).bytes_per_second();
+    if (shm < C) {
+      blk.copy_rate = Bandwidth::bytes_per_second(shm);
+      blk.up_cap = blk.up_cap * (shm / C);
+      blk.down_cap = blk.down_cap * (shm / C);
+    }
+  }
   TreeHops hops;
   // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
   // the network paces it): it moves at most at its group's threads' share over its step's weight.
   // Inside a node LL128's groups keep their threads' share as a cap (see tree_block).
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {
-    Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
+    // R - 1 of a host's R ranks send up the chain, and R - 1 down (for a host's memory, SHM).
+    Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol, R > 1 ? (R - 1.0) / R : 1.0);
     h.link_shared = t.kind != TransportKind::NET;
     if (t.kind == TransportKind::P2P && t.over_nvlink) {
       h.link_share = tree_nvlink_share(ctx, s.protocol) * blk.link_knee_factor;

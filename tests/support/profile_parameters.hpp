@@ -30,6 +30,15 @@ inline hardware::ProfileParameter duration_parameter(std::string name, double se
   return p;
 }
 
+inline hardware::ProfileParameter bandwidth_parameter(std::string name, double bytes_per_second) {
+  hardware::ProfileParameter p;
+  p.name = std::move(name);
+  p.kind = hardware::ProfileParameter::Kind::BANDWIDTH;
+  p.value = bytes_per_second;
+  p.text = format_bandwidth(Bandwidth::bytes_per_second(bytes_per_second));
+  return p;
+}
+
 inline hardware::CalibrationProfile profile_of(std::string name, std::vector<hardware::ProfileParameter> parameters,
                                                hardware::ProfileProvenance provenance = {}) {
   return hardware::CalibrationProfile::from_parts(std::move(name), std::move(provenance), std::move(parameters),

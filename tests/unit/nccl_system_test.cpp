@@ -130,6 +130,43 @@ TEST_CASE("channels as NCCL's search finds them", "[unit][nccl]") {
   }
 }
 
+TEST_CASE("without P2P the channels follow the path through the CPU; without SHM too every GPU is a node",
+          "[unit][nccl]") {
+  SECTION("SHM: 4 x H200 with NCCL_P2P_DISABLE=1 run 4 channels (NCCL 2.28.9 measured)") {
+    const auto p = predictor("hgx-h200", 1, 4, {{"NCCL_P2P_DISABLE", "1"}});
+    // The path GPU -> CPU -> GPU is PCIe Gen5 x16, 48 GB/s to NCCL, each GPU's link carrying each
+    // ring channel once each way. From 40 (the fastest speed <= 48): 1 x 40; 30/40 > 0.49: 1 x 30;
+    // 24: 2 x 24 = 48, the best; 20: 2 x 20; 15: 3 x 15 = 45; 12: 4 x 12 = 48, not more; 11/24 < 0.49
+    // stops. 24 < 25 GB/s: not duplicated. Run time 2 x 2 = 4.
+    CHECK(p.channels().ring.n_channels == 2);
+    CHECK(p.channels().ring.bw_intra == Approx(24.0));
+    CHECK(p.channels().coll_channels == 4);
+    // p2pnChannels: 4; per peer 2 (a pair without P2P).
+    CHECK(p.channels().p2p_channels == 4);
+    CHECK(p.channels().p2p_channels_per_peer == 2);
+    // The graph's path is through the CPU of one socket (GPUs 0-3 on NUMA node 0): PHB, so NCCL's
+    // tuner leaves LL128 out (tuning.cc: LL128 only within PATH_NVB).
+    CHECK(p.channels().ring.type_intra == PathType::PHB);
+  }
+  SECTION("NET: 4 x H200 with P2P and SHM disabled, sockets over the host's interface") {
+    const auto p = predictor("hgx-h200", 1, 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
+    // NCCL logs "nNodes 4 localRanks 1": each GPU a node of its own.
+    CHECK(p.system().nccl_nodes() == 4);
+    CHECK(p.system().ranks_per_host() == 1);
+    CHECK(p.inter_transport() == "NET/Socket/0");
+    // One socket device of 10 Gb/s = 1.25 GB/s (NCCL's default where it cannot read a speed): the
+    // inter speeds from 1.2 (the fastest <= 1.25), 1 x 1.2; run time 2 (measured: 2 coll channels).
+    CHECK(p.channels().ring.n_channels == 1);
+    CHECK(p.channels().ring.bw_inter == Approx(1.2));
+    CHECK(p.channels().coll_channels == 2);
+  }
+  SECTION("p5 with P2P and SHM disabled: the GPUs meet through their EFA devices") {
+    const auto p = predictor("p5.48xlarge", 1, 8, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
+    CHECK(p.system().nccl_nodes() == 8);
+    CHECK(p.intra_transport() == "NET/Libfabric/0/GDRDMA");
+  }
+}
+
 TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
   const auto h100 = predictor("hgx-h100", 1, 8);
   SECTION("latency of ring LL on 8 GPUs: 6.6 + 14 steps x 0.6 us = 15.0 us") {

@@ -1,0 +1,99 @@
+// What bounds the transports other than P2P write over NVLink: SHM through host memory, P2P read
+// over NVLink, and NCCL's socket transport (nccl_parameters.hpp, collective_program.hpp).
+
+#include <catch2/catch.hpp>
+
+#include "hardware/catalog.hpp"
+#include "sim/nccl/collective_predictor.hpp"
+#include "support/profile_parameters.hpp"
+
+using namespace clustersim;
+using namespace clustersim::sim::nccl;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = hardware::Catalog::load();
+  return c;
+}
+
+CollectivePredictor predictor(const std::string& system, int gpus, std::map<std::string, std::string> env,
+                              const hardware::CalibrationProfile* profile) {
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog(), system);
+  cfg.shape = {1, gpus};
+  cfg.env = std::move(env);
+  cfg.version = "2.28.9";
+  cfg.profile = profile;
+  return CollectivePredictor(cfg);
+}
+
+}  // namespace
+
+TEST_CASE("SHM traffic shares its socket's host memory", "[unit][nccl]") {
+  // Per GPU and per channel out of the way (100 GB/s each), the host memory at 0.6 of the catalog
+  // H200 host's 307.2 GB/s per socket: 184.32 GB/s, every SHM byte crossing it twice.
+  const auto profile = testing::profile_of(
+      "shm", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 0.6),
+              testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
+              testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9)});
+  const std::map<std::string, std::string> env = {
+      {"NCCL_P2P_DISABLE", "1"}, {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_NVLS_ENABLE", "0"}};
+  const CollectivePredictor p = predictor("hgx-h200", 4, env, &profile);
+  REQUIRE(p.channels().coll_channels == 4);
+  // Ring all-reduce: all 4 GPUs (one socket) send on 4 channels, 2 x 4 x 4 = 32 flows on the host
+  // memory, 184.32 / 32 = 5.76 GB/s each, 4 x 5.76 = 23.04 GB/s out of each GPU: busbw 23.04 GB/s,
+  // less the ring's final local step and the pipeline's fill (under 3% at 1 GiB).
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(1)).busbw_GBps == Approx(23.04).epsilon(0.03));
+  // Broadcast down a chain of 4: 3 of the 4 GPUs send, 2 x 4 x 4 x 3/4 = 24 flows, 7.68 GB/s each,
+  // 30.72 GB/s a link: busbw 30.72 (the fill of a 1 GiB pipeline is below 1%).
+  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(30.72).epsilon(0.01));
+}
+
+TEST_CASE("an SHM channel's block moves at its own rate", "[unit][nccl]") {
+  // One channel, the host and the GPU out of the way: a 2-GPU broadcast moves what a block
+  // copies, nccl.shm.channel_bandwidth over the chain's step weight (copySend out of place: one
+  // load, two stores, w(1, 2) = 1 + f with the catalog H200 store share f = 0.773):
+  // 20 / 1.773 = 11.28 GB/s.
+  const auto profile = testing::profile_of(
+      "shm-channel", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
+                      testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
+                      testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 20e9)});
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},    {"NCCL_ALGO", "Ring"},
+                                                  {"NCCL_PROTO", "Simple"},      {"NCCL_MIN_NCHANNELS", "1"},
+                                                  {"NCCL_MAX_NCHANNELS", "1"},   {"NCCL_NVLS_ENABLE", "0"}};
+  const CollectivePredictor p = predictor("hgx-h200", 2, env, &profile);
+  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(11.28).epsilon(0.01));
+}
+
+TEST_CASE("P2P read over NVLink loses where the GPUs' ports carry data both ways", "[unit][nccl]") {
+  // 8 x A100 read by default (p2p.cc, sm80); no NVLink knee for A100 in the catalog. Ring
+  // all-reduce with Simple on NCCL's 24 channels: 12 NVLinks x 20 GB/s (NCCL's figure) = 240 GB/s a
+  // GPU, 10 GB/s a channel's flow, below its block's rate: the ring is bound by the link, so at half
+  // the read efficiency its 14 sends of a loop take twice as long; its final local step (the block
+  // at 24 GB/s) does not: (14 / 10 + 1 / 24) / (14 / 5 + 1 / 24) = 0.507 of the busbw.
+  const auto half = testing::profile_of("read", {testing::ratio_parameter("nccl.nvlink.read_efficiency", 0.5)});
+  const std::map<std::string, std::string> env = {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}};
+  const CollectivePredictor base = predictor("hgx-a100", 8, env, nullptr);
+  const CollectivePredictor slow = predictor("hgx-a100", 8, env, &half);
+  REQUIRE(base.intra_transport() == "P2P/CUMEM/read");
+  const double ratio = slow.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).busbw_GBps /
+                       base.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(8)).busbw_GBps;
+  CHECK(ratio == Approx(0.507).epsilon(0.01));
+  // One pair's send: data one way, the requests on the other, idle, direction: no loss.
+  CHECK(slow.predict_pair(Bytes::gib(1), 0, 1).time == base.predict_pair(Bytes::gib(1), 0, 1).time);
+}
+
+TEST_CASE("NCCL's socket transport moves each rank's traffic at the socket rate", "[unit][nccl]") {
+  // 4 x H200 with P2P and SHM disabled: 4 NCCL nodes, a socket path each, 2 channels. A ring
+  // all-reduce sends its busbw out of each rank and receives as much: busbw = 2.5 GB/s, less the
+  // pipeline's fill (under 2% at 256 MiB).
+  const auto profile =
+      testing::profile_of("socket", {testing::bandwidth_parameter("nccl.net.socket_bandwidth", 2.5e9)});
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},
+                                                  {"NCCL_SHM_DISABLE", "1"},
+                                                  {"NCCL_ALGO", "Ring"},
+                                                  {"NCCL_PROTO", "Simple"}};
+  const CollectivePredictor p = predictor("hgx-h200", 4, env, &profile);
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).busbw_GBps == Approx(2.5).epsilon(0.02));
+}
