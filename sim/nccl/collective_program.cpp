@@ -183,7 +183,10 @@ int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long lo
   return static_cast<int>(std::clamp<long long>(div_up(std::min(chunk, per_channel), pass), 1, steps));
 }
 
-double step_store_fraction(const ProgramContext& ctx, Protocol p) {
+double step_store_fraction(const ProgramContext& ctx, Protocol p, const HopTransport* t) {
+  if (t != nullptr && t->kind == TransportKind::SHM && p == Protocol::SIMPLE && ctx.rates.shm_store_fraction >= 0) {
+    return ctx.rates.shm_store_fraction;
+  }
   switch (p) {
     case Protocol::LL: return ctx.rates.ll_store_fraction;
     case Protocol::LL128: return ctx.rates.ll128_store_fraction;
@@ -192,8 +195,9 @@ double step_store_fraction(const ProgramContext& ctx, Protocol p) {
   return ctx.rates.store_fraction;
 }
 
-double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n, bool in_place) {
-  const double f = step_store_fraction(ctx, p);
+double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int n, bool in_place,
+                   const HopTransport* t) {
+  const double f = step_store_fraction(ctx, p, t);
   if (f < 0 || n < 2) return 1.0;
   auto w = [f](int loads, int stores) { return step_cost(f, loads, stores); };
   const double m = n - 2;  // middle steps of a ring loop
@@ -289,7 +293,6 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   // Roles: one rank when every hop of the ring is alike (one host), else one per host position.
   const int roles = H == 1 ? 1 : R;
   const int nics = nic_devices_used(sys);
-  const double weight = step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   std::vector<int> hop_of_role(roles);
   for (int r = 0; r < roles; ++r) {
     const int from = r;
@@ -305,7 +308,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     const double nic_flows = net ? nch * hosts_per_node / nics : 0;
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
-    h.channel_cap = block_rate(ctx, s.protocol, t) / weight;
+    h.channel_cap = block_rate(ctx, s.protocol, t) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
     set_step_timing(ctx, t, s.protocol, h);
     h.multiplicity = nch;
     h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
@@ -394,7 +397,6 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   // One connection per chain position, each a different rank's sends; data only flows down.
   p.kernels_run_ahead = true;
   const int nics = nic_devices_used(sys);
-  const double weight = step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place);
   const int R = sys.ranks_per_host();
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Hops along the chain; distinct transports share one hop description.
@@ -413,7 +415,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, net ? nch * hosts_per_node / nics : 0,
                        s.protocol, (n - 1.0) / n, n > 2);
       h.wire_factor = buf.wire;
-      h.channel_cap = block_rate(ctx, s.protocol, t) / weight;
+      h.channel_cap = block_rate(ctx, s.protocol, t) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
       if (s.protocol == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
         // Each Simple step (one slice: BROADCAST/REDUCE_SLICESTEPS = CHUNKSTEPS = 1) ends with the

@@ -194,8 +194,9 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p);
 inline double step_cost(double f, int loads, int stores) { return loads * (1 - f) + stores * f; }
 // The cost of the op's steps relative to a copy (see the header): sum of w over a ring loop per
 // send, or the largest w along a chain; 1 for send/recv, and for LL and LL128 without a store share.
+// On a hop of transport `t` (SHM: Simple's own store share, nccl.shm.store_fraction).
 double step_weight(const ProgramContext& ctx, CollectiveOp op, Algorithm a, Protocol p, int nranks,
-                   bool in_place = false);
+                   bool in_place = false, const HopTransport* t = nullptr);
 // A tree's thread block (NCCL 2.28 src/device/all_reduce.h runTreeSplit; enqueue.cc gives Tree
 // NCCL_MAX_NTHREADS = 640 threads). Each rank's block on a channel splits into two groups: the
 // reduce going up gets nthreads/2 + 64 threads with Simple (384), 70% rounded down to warps with
@@ -263,8 +264,9 @@ double tree_nvlink_share(const ProgramContext& ctx, Protocol p);
 // below the corner scales the block's copy rate and its groups' caps by s = (1 + x^p)^(-1/p), above
 // it the chain's link share by (1 + x^-p)^(-1/p). No-op without a knee exponent or off NVLink.
 void tree_knee(const ProgramContext& ctx, const HopTransport& t, Protocol p, int ranks, int channels, TreeBlock& b);
-// The store share that prices a protocol's steps (negative: its steps cost alike).
-double step_store_fraction(const ProgramContext& ctx, Protocol p);
+// The store share that prices a protocol's steps (negative: its steps cost alike), on a hop of
+// transport `t` where given (SHM: nccl.shm.store_fraction for Simple).
+double step_store_fraction(const ProgramContext& ctx, Protocol p, const HopTransport* t = nullptr);
 // NIC devices a physical node uses for the communicator (those next to its GPUs, else all).
 int nic_devices_used(const NcclSystem& sys);
 // The time one network message of `wire_bytes` takes on the network device (the plugin's

@@ -210,6 +210,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     // (ncclTopoGetNchannels); LL at the share of Simple's rate its block reaches over NVLink.
     r.shm_simple_channel = params.bandwidth("nccl.shm.channel_bandwidth", r.shm / 2.0,
                                             "nccl.shm.bandwidth over the 2 channels of a pair without P2P");
+    r.shm_store_fraction = params.ratio("nccl.shm.store_fraction", r.store_fraction,
+                                        "nccl.store_fraction (stores into host memory priced as over NVLink)");
     r.shm_ll_channel = params.bandwidth(
         "nccl.shm.ll_channel_bandwidth", r.shm_simple_channel * (r.ll_channel / r.simple_channel),
         "nccl.shm.channel_bandwidth x nccl.ll.channel_bandwidth / nccl.simple.channel_bandwidth");

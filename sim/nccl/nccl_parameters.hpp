@@ -53,6 +53,14 @@
 //                                          nccl.shm.bandwidth / 2 (the 2 channels NCCL gives a pair
 //                                          without P2P). 4 x H200: a 2-GPU broadcast at 1 channel
 //                                          22.5 GB/s, 2 channels 44.5
+//   nccl.shm.store_fraction        ratio   Simple's store share of a step over SHM (w(L, S) as
+//                                          nccl.store_fraction's): its stores go to host memory as
+//                                          posted PCIe writes, its loads of the connection's buffer
+//                                          come from host memory over PCIe; nccl.store_fraction
+//                                          without a measurement. 4 x H200, one channel: a 2-GPU
+//                                          broadcast (copySend, w(1, 2)) moves 22.4 GB/s, a 2-GPU
+//                                          all-reduce (w(1, 1), w(2, 2), then a recv) 13.8: 2 / (1 + f)
+//                                          = 1.62, f = 0.23
 //   nccl.shm.ll_channel_bandwidth  B/s     the same with LL (each 16-byte line's flag polled in host
 //                                          memory); without a measurement Simple's SHM figure x LL's
 //                                          share of Simple's block rate over NVLink.
@@ -203,6 +211,7 @@ struct NcclRates {
   Bandwidth shm;
   Bandwidth shm_simple_channel;  // one channel's block over SHM, Simple (nccl.shm.channel_bandwidth)
   Bandwidth shm_ll_channel;      // the same with LL (nccl.shm.ll_channel_bandwidth)
+  double shm_store_fraction = -1;  // Simple's store share over SHM (nccl.shm.store_fraction; < 0: none)
   Bandwidth host_memory;         // one socket's host memory for SHM traffic
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
   double nvls_efficiency = 0;

@@ -242,13 +242,14 @@ PathType NcclSystem::gpu_path(int a, int b) const {
   return na == nb ? PathType::PHB : PathType::SYS;
 }
 
+int NcclSystem::socket_of(int g) const {
+  return switch_numa_.at(static_cast<std::size_t>(gpu_switch_.at(g)) % switch_numa_.size());
+}
+
 int NcclSystem::gpus_per_socket() const {
   std::map<int, int> per_numa;
   int most = 0;
-  for (int g = 0; g < gpus(); ++g) {
-    const int numa = switch_numa_.at(static_cast<std::size_t>(gpu_switch_.at(g)) % switch_numa_.size());
-    most = std::max(most, ++per_numa[numa]);
-  }
+  for (int g = 0; g < gpus(); ++g) most = std::max(most, ++per_numa[socket_of(g)]);
   return std::max(1, most);
 }
 

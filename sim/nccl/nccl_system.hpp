@@ -128,6 +128,8 @@ class NcclSystem {
   PathType min_intra_path() const { return min_intra_path_; }
   // The most GPUs of the communicator on one CPU socket of a node (NUMA node of their PCIe switch).
   int gpus_per_socket() const;
+  // The CPU socket (NUMA node of its PCIe switch) of local GPU g.
+  int socket_of(int g) const;
   PathType max_intra_path() const { return max_intra_path_; }
 
   const std::vector<NicDevice>& nics() const { return nics_; }

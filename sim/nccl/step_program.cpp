@@ -60,13 +60,14 @@ void StepProgram::place_last(int src_gpu, int dst_gpu, int src_node, int dst_nod
   t.dst_node = dst_node;
 }
 
-void StepProgram::charge_last(int block, double cost, int link) {
-  if (block >= shared || link >= shared) {
+void StepProgram::charge_last(int block, double cost, int link, int host) {
+  if (block >= shared || link >= shared || host >= shared) {
     throw std::logic_error("a transfer charges a resource the program does not have");
   }
   transfers.back().block = block;
   transfers.back().block_cost = cost;
   transfers.back().link = link;
+  transfers.back().host = host;
 }
 
 std::size_t ShareTimeline::segment(double t) const {
@@ -90,8 +91,12 @@ void ShareTimeline::add(double from, double to, double share) {
 }
 
 double ShareTimeline::place(double start, double bytes, double max_rate, Charge a, Charge b) {
+  return place(start, bytes, max_rate, a, b, Charge{nullptr, 0});
+}
+
+double ShareTimeline::place(double start, double bytes, double max_rate, Charge a, Charge b, Charge c) {
   if (bytes <= 0) return start;
-  const std::array<Charge, 2> charges{a, b};
+  const std::array<Charge, 3> charges{a, b, c};
   // The rate over time (what each resource leaves, at most max_rate), piece by piece.
   struct Piece {
     double from, to, rate;
@@ -137,6 +142,7 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
   for (const Hop& h : p.hops) {
     for (const ResourceLoad& l : h.loads) {
       if (h.link_shared && gpu_link(l.kind)) continue;
+      if (h.host_shared && l.kind == ResourceKind::HOST_MEMORY) continue;
       const int k = static_cast<int>(l.kind);
       const double cap = caps.per_instance[k].bytes_per_second();
       const double share = gpu_link(l.kind) ? h.link_share : 1.0;
@@ -150,7 +156,13 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
     double link = std::numeric_limits<double>::infinity();
     double payload_link = std::numeric_limits<double>::infinity();  // over NVLink, in payload bytes
     h.link_cost = 0;
+    h.host_cost = 0;
     for (const ResourceLoad& l : h.loads) {
+      if (h.host_shared && l.kind == ResourceKind::HOST_MEMORY) {
+        const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
+        if (cap > 0) h.host_cost = 2 * h.wire_factor * h.multiplicity / cap;
+        continue;
+      }
       if (h.link_shared && gpu_link(l.kind)) {
         const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
         if (h.link_cost == 0 && cap > 0) h.link_cost = h.wire_factor * h.multiplicity / (cap * h.link_share);
@@ -201,10 +213,11 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
     const double rate = h.rate.bytes_per_second();
-    if (t.block >= 0 || t.link >= 0) {
+    if (t.block >= 0 || t.link >= 0 || t.host >= 0) {
       finish[i] = ShareTimeline::place(start + h.occupancy.seconds(), t.bytes, rate,
                                        {t.block >= 0 ? &shared[t.block] : nullptr, t.block_cost},
-                                       {t.link >= 0 ? &shared[t.link] : nullptr, h.link_cost});
+                                       {t.link >= 0 ? &shared[t.link] : nullptr, h.link_cost},
+                                       {t.host >= 0 ? &shared[t.host] : nullptr, h.host_cost});
     } else {
       finish[i] = start + h.occupancy.seconds() + t.bytes / rate;
     }

@@ -49,7 +49,10 @@
 //  * its sender's GPU link (a hop marked link_shared): cost = wire_factor x multiplicity /
 //    (capacity x link_share), the representative flow standing for `multiplicity` channels on that link; such a
 //    hop leaves its GPU links out of the static share. Only the analytic pass charges links: the
-//    event simulation's network shares them itself.
+//    event simulation's network shares them itself;
+//  * the host memory of its sender's CPU socket (a hop marked host_shared: SHM, which stores into
+//    and loads from host memory once each per byte): cost = 2 x wire_factor x multiplicity /
+//    capacity; such a hop leaves HOST_MEMORY out of the static share (analytic only, as links).
 // Sharing is work-conserving: what the transfers placed before leave, a transfer may use, at a rate
 // up to its hop's. Its body lasts until it has moved its bytes:
 //   rate_i(t) = min(rate(hop(i)), min over its charges c of (1 - used(c, t)) / cost(c))
@@ -119,6 +122,10 @@ struct Hop {
   // link_cost = wire_factor x multiplicity / capacity of the first of them.
   bool link_shared = false;
   double link_cost = 0;         // link seconds per payload byte
+  // The sending socket's host memory is a shared resource of the program (Transfer::host), not a
+  // static share: assign_rates sets host_cost = 2 x wire_factor x multiplicity / its capacity.
+  bool host_shared = false;
+  double host_cost = 0;         // host memory seconds per payload byte
   // The share of its GPU links' capacity (the NcclRates figure) this hop's flows reach (a tree's
   // chain: nccl.tree.nvlink_share, collective_program.hpp); 1 for the others.
   double link_share = 1;
@@ -138,6 +145,7 @@ struct Transfer {
   int block = -1;                // shared resource: the thread block whose time it takes (-1: none)
   double block_cost = 0;         // block seconds per payload byte (w / C)
   int link = -1;                 // shared resource: the sender's GPU link (hop.link_shared; analytic only)
+  int host = -1;                 // shared resource: the sender's host memory (hop.host_shared; analytic only)
 };
 
 // How much of one shared resource is in use over time: piecewise constant, from the transfers
@@ -150,6 +158,7 @@ class ShareTimeline {
   };
   // Places a body of `bytes` that may start at `start`, at a rate up to `max_rate` (bytes per
   // second) and what the charged resources have left; reserves their use and returns its finish.
+  static double place(double start, double bytes, double max_rate, Charge a, Charge b, Charge c);
   static double place(double start, double bytes, double max_rate, Charge a, Charge b);
 
  private:
@@ -181,8 +190,8 @@ struct StepProgram {
   int add_connection(int window_transfers);
   int add_shared() { return shared++; }
   // Makes the last transfer added take `cost` seconds per payload byte of resource `block`, and
-  // (>= 0) its hop's link cost of resource `link`.
-  void charge_last(int block, double cost, int link = -1);
+  // (>= 0) its hop's link cost of resource `link` and its host memory cost of resource `host`.
+  void charge_last(int block, double cost, int link = -1, int host = -1);
   int add(int hop, int conn, double bytes, std::initializer_list<int> deps = {}, bool consumes_first_dep = false);
   // Sets the placement of the last transfer added.
   void place_last(int src_gpu, int dst_gpu, int src_node, int dst_node);

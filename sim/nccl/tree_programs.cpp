@@ -168,6 +168,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
       blk.up_cap = blk.up_cap * (shm / C);
       blk.down_cap = blk.down_cap * (shm / C);
     }
+    const HopTransport t = sys.transport(1, 0);
+    const double f = step_store_fraction(ctx, s.protocol, &t);
+    if (f >= 0) blk.store_fraction = f;
   }
   TreeHops hops;
   // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
@@ -177,6 +180,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     // R - 1 of a host's R ranks send up the chain, and R - 1 down (for a host's memory, SHM).
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol, R > 1 ? (R - 1.0) / R : 1.0);
     h.link_shared = t.kind != TransportKind::NET;
+    // SHM: every step crosses the sending socket's host memory (stored, then loaded), which the
+    // chain's hops use unevenly while the pipeline fills: charged over time, as the links are.
+    h.host_shared = t.kind == TransportKind::SHM;
     if (t.kind == TransportKind::P2P && t.over_nvlink) {
       h.link_share = tree_nvlink_share(ctx, s.protocol) * blk.link_knee_factor;
     }
@@ -243,6 +249,12 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   std::vector<int> block(levels * R), link(levels * R);
   for (int& b : block) b = p.add_shared();
   for (int& l : link) l = p.add_shared();
+  // Host memory per level and CPU socket (charged by SHM hops only, host_shared).
+  int sockets = 1;
+  for (int g = 0; g < sys.gpus(); ++g) sockets = std::max(sockets, sys.socket_of(g) + 1);
+  std::vector<int> host(static_cast<std::size_t>(levels * sockets));
+  for (int& h : host) h = p.add_shared();
+  auto host_of = [&](int d, int pos) { return host[static_cast<std::size_t>(d * sockets + sys.socket_of(pos % sys.gpus()))]; };
   const double per_C = 1.0 / blk.copy_rate.bytes_per_second();
   auto cost = [&](int loads, int stores) { return step_cost(blk.store_fraction, loads, stores) * per_C; };
   auto inputs_of = [&](int id) {  // the data a step reduces: its children's arrivals
@@ -259,7 +271,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     const int net = d < D && ((pos == 0 && !child0_second) || (pos == 1 && child0_second)) ? 1 : 0;
     const int root_children = (R > 1 ? 1 : 0) + (D >= 1 ? 1 : 0);
     const double c = d == 0 && pos == 0 ? cost(1 + root_children, 1 + root_children) * blk.root_weight : cost(1, 2 + net);
-    if (p.hops[hops.down_intra].link_shared) p.charge_last(block[role(d, pos)], c, link[role(d, pos)]);
+    if (p.hops[hops.down_intra].link_shared) p.charge_last(block[role(d, pos)], c, link[role(d, pos)], host_of(d, pos));
   };
   for (long long c = 0; c < chunks; ++c) {
     // Up: deepest level first, chain tail first.
@@ -271,7 +283,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         const int id = p.add(hops.up_intra, up_conn[role(d, pos)], bytes, {below, child0}, true);
         p.place_last(pos, pos - 1, d, d);
         if (p.hops[hops.up_intra].link_shared) {
-          p.charge_last(block[role(d, pos)], cost(1 + inputs_of(id), 1), link[role(d, pos)]);
+          p.charge_last(block[role(d, pos)], cost(1 + inputs_of(id), 1), link[role(d, pos)], host_of(d, pos));
         }
         up[role(d, pos)] = id;
         below = id;

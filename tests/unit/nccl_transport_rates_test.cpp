@@ -64,6 +64,15 @@ TEST_CASE("an SHM channel's block moves at its own rate", "[unit][nccl]") {
                                                   {"NCCL_MAX_NCHANNELS", "1"},   {"NCCL_NVLS_ENABLE", "0"}};
   const CollectivePredictor p = predictor("hgx-h200", 2, env, &profile);
   CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(11.28).epsilon(0.01));
+  // With SHM's own store share (stores into host memory are posted writes), f = 0.25:
+  // w(1, 2) = 0.75 + 2 x 0.25 = 1.25, 20 / 1.25 = 16 GB/s.
+  const auto cheap = testing::profile_of(
+      "shm-stores", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
+                     testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
+                     testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 20e9),
+                     testing::ratio_parameter("nccl.shm.store_fraction", 0.25)});
+  const CollectivePredictor q = predictor("hgx-h200", 2, env, &cheap);
+  CHECK(q.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(16.0).epsilon(0.01));
 }
 
 TEST_CASE("P2P read over NVLink loses where the GPUs' ports carry data both ways", "[unit][nccl]") {

@@ -65,6 +65,42 @@ TEST_CASE("a shared resource: alone at full rate, shared while busy together, wo
   CHECK(ShareTimeline::place(0.0, 10, 1e9, {&a, 0.1}, {&b, 0.05}) == Approx(1.0));
   // On the link alone a body from 0 has the half left (10 B/s): 10 bytes in 1 s.
   CHECK(ShareTimeline::place(0.0, 10, 1e9, {&b, 0.05}, {nullptr, 0}) == Approx(1.0));
+
+  ShareTimeline x, y, host;
+  // Three charges (block, link, host memory): 10, 20 and 5 B/s alone; the host memory's 5 B/s
+  // binds, 10 bytes in 2 s, using all of it.
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {&x, 0.1}, {&y, 0.05}, {&host, 0.2}) == Approx(2.0));
+  // Another body on the host memory alone from 0 waits for it: 2 s, then 10 bytes at 5 B/s.
+  CHECK(ShareTimeline::place(0.0, 10, 1e9, {nullptr, 0}, {nullptr, 0}, {&host, 0.2}) == Approx(4.0));
+}
+
+TEST_CASE("a tree over SHM shares its socket's host memory over time, not as a steady share", "[unit][nccl]") {
+  // Host memory binds (1% of the catalog's socket bandwidth); the GPUs' SHM links and an SHM
+  // channel's block are left wide open.
+  const auto profile = testing::profile_of(
+      "host-bound", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 0.01),
+                     testing::bandwidth_parameter("nccl.shm.bandwidth", 1e12),
+                     testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 1e12)});
+  static const hardware::Catalog catalog = hardware::Catalog::load();
+  PredictorConfig cfg;
+  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+  cfg.shape = {1, 4};
+  cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_P2P_DISABLE", "1"},
+             {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
+  cfg.version = "2.28.9";
+  cfg.profile = &profile;
+  const CollectivePredictor p(cfg);
+  REQUIRE(p.intra_transport().rfind("SHM", 0) == 0);
+  const double H = p.rates().host_memory.bytes_per_second();
+  // One channel, one chunk (a Simple step holds 512 KiB): the chunk climbs the chain 3-2-1-0 and
+  // comes down 0-1-2-3, one hop after the other, each alone on the socket's host memory, which it
+  // crosses twice per byte (stored, then loaded): H / 2 per hop. 256 KiB more in the chunk adds
+  // 6 x 262144 x 2 / H; the fixed cost and the steps' latencies are the same for both sizes.
+  const double t512 = p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(512)).gpu_time.seconds();
+  const double t256 = p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(256)).gpu_time.seconds();
+  CHECK(t512 - t256 == Approx(6 * 262144.0 * 2 / H).epsilon(0.001));
+  // A steady share would have given each hop H / 12 all along (3 ranks sending up and 3 down,
+  // each crossing twice): 6 times as long.
 }
 
 TEST_CASE("a tree's block: the copy rate, the store share and the groups' threads", "[unit][nccl]") {
