@@ -257,7 +257,9 @@ struct TreeBlock {
   double root_weight = 1;       // the root's reduce-copy-send over its w (LL: nccl.ll.tree_root_weight)
   double link_knee_factor = 1;  // what tree_knee left of the chain's NVLink share (1: none)
 };
-TreeBlock tree_block(const ProgramContext& ctx, Protocol p);
+// On the chain's transport `t` where given: over SHM the block loads each step from host memory
+// (block_rate by transport) and prices it with SHM's store share (step_store_fraction).
+TreeBlock tree_block(const ProgramContext& ctx, Protocol p, const HopTransport* t = nullptr);
 // The share of the NVLink rate a one-node chain reaches with protocol p (nccl.tree.*nvlink_share).
 double tree_nvlink_share(const ProgramContext& ctx, Protocol p);
 // The NVLink knee on a one-node chain of `ranks` ranks over `t` (Simple and LL; see the header):

@@ -75,10 +75,10 @@ long long nvls_chunk(const ProgramContext& ctx, const CollectiveShape& s, int he
 
 }  // namespace
 
-TreeBlock tree_block(const ProgramContext& ctx, Protocol p) {
+TreeBlock tree_block(const ProgramContext& ctx, Protocol p, const HopTransport* t) {
   TreeBlock b;
-  b.copy_rate = block_rate(ctx, p);
-  const double f = step_store_fraction(ctx, p);
+  b.copy_rate = t != nullptr ? block_rate(ctx, p, *t) : block_rate(ctx, p);
+  const double f = step_store_fraction(ctx, p, t);
   b.store_fraction = f < 0 ? 0.5 : f;
   const auto& dev = ctx.version.device;
   const int nthreads = dev.max_threads_all;  // enqueue.cc: Tree always runs NCCL_MAX_NTHREADS
@@ -157,21 +157,9 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nics = nic_devices_used(sys);
   const double hosts_per_node = static_cast<double>(sys.gpus()) / R;
   // Up and down share each rank's block (split tree, tree_block): the transfers charge it.
-  TreeBlock blk = tree_block(ctx, s.protocol);
-  if (R > 1 && H == 1) tree_knee(ctx, sys.transport(1, 0), s.protocol, R, nch, blk);
-  if (R > 1) {
-    // Over SHM the chain's blocks load each step from host memory (block_rate by transport).
-    const double C = blk.copy_rate.bytes_per_second();
-    const double shm = block_rate(ctx, s.protocol, sys.transport(1, 0)).bytes_per_second();
-    if (shm < C) {
-      blk.copy_rate = Bandwidth::bytes_per_second(shm);
-      blk.up_cap = blk.up_cap * (shm / C);
-      blk.down_cap = blk.down_cap * (shm / C);
-    }
-    const HopTransport t = sys.transport(1, 0);
-    const double f = step_store_fraction(ctx, s.protocol, &t);
-    if (f >= 0) blk.store_fraction = f;
-  }
+  const HopTransport chain = R > 1 ? sys.transport(1, 0) : HopTransport{};
+  TreeBlock blk = tree_block(ctx, s.protocol, R > 1 ? &chain : nullptr);
+  if (R > 1 && H == 1) tree_knee(ctx, chain, s.protocol, R, nch, blk);
   TreeHops hops;
   // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
   // the network paces it): it moves at most at its group's threads' share over its step's weight.
