@@ -273,6 +273,10 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
   return h;
 }
 
+long long channel_share(const CollectiveShape& s) {
+  return s.channel_bytes > 0 ? s.channel_bytes : div_up(s.bytes.count(), std::max(1, s.channels));
+}
+
 StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   const NcclSystem& sys = ctx.system;
   const int n = sys.nranks();
@@ -338,7 +342,7 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
   }
 
   // Per channel: an even share of the data; loops of n chunks.
-  const long long per_channel = div_up(s.bytes.count(), nch);
+  const long long per_channel = channel_share(s);
   const double expected = static_cast<double>(std::max<long long>(1, div_up(per_channel, chunk * n))) * steps *
                           slices_per_chunk * roles;
   if (expected > kMaxTransfers) {
@@ -429,7 +433,7 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
     }
     hop_of_pos[pos] = slot;
   }
-  const long long per_channel = div_up(s.bytes.count(), nch);
+  const long long per_channel = channel_share(s);
   const int pieces = relay_pieces(ctx, s.protocol, chunk, per_channel);
   for (int pos = 0; pos + 1 < n; ++pos) {
     const bool net = p.hops[hop_of_pos[pos]].transport.kind == TransportKind::NET;

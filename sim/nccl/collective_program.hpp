@@ -32,7 +32,9 @@
 //                       and a block that sends and receives shares its copy rate between the two
 //                       (sim/nccl/p2p_programs.cpp gives the schedule and the arithmetic)
 //
-// Data is split evenly over the channels NCCL uses for the size (the tuner's nMaxChannels).
+// Data is spread over the channels NCCL uses as its planner spreads it (sim/nccl/tuner.hpp): every
+// channel is modelled as the busiest one (CollectiveShape::channel_bytes), the others finishing no
+// later; releases before 2.23 and CollNet split evenly over nMaxChannels.
 //
 // What one channel's thread block moves depends on the step's memory operations (Simple:
 // src/device/prims_simple.h, common_kernel.h reduceCopy; LL and LL128: prims_ll.h, prims_ll128.h:
@@ -119,6 +121,8 @@ struct CollectiveShape {
   Protocol protocol = Protocol::SIMPLE;
   Bytes bytes;        // NCCL's nBytes (all-gather/reduce-scatter: the total; alltoall: one rank's buffer)
   int channels = 1;   // channels this collective uses
+  // nBytes on the busiest channel (TunerChoice::channel_bytes); 0: an even split over `channels`.
+  long long channel_bytes = 0;
   int root = 0;
   // Send/recv between one pair (src -> dst), the other ranks idle, instead of nccl-tests' ring of
   // pairs (-1: the ring).
@@ -128,6 +132,9 @@ struct CollectiveShape {
   // copying the input to the output as they send (directCopySend: 1 load, 2 stores).
   bool in_place = false;
 };
+
+// The payload of the busiest channel.
+long long channel_share(const CollectiveShape& s);
 
 // Effective buffer sizes (defaults, the network plugin's NCCL_BUFFSIZE, the user's variables).
 struct ProtocolBuffers {

@@ -143,7 +143,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nch = std::max(1, s.channels);
   const ProtocolBuffers buf = protocol_buffers(ctx, s.protocol);
   long long chunk = buf.step_payload.count();
-  const long long per_channel = div_up(s.bytes.count(), nch);
+  const long long per_channel = channel_share(s);
   if (s.protocol == Protocol::LL128) {
     // calcCollChunking: smaller LL128 chunks for trees when the data per channel is small.
     const double ppn = R;
@@ -330,7 +330,7 @@ StepProgram build_nvls(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nch = std::max(1, s.channels);
   StepProgram p;
   p.fixed = base_latency(ctx, Algorithm::NVLS, Protocol::SIMPLE);
-  const long long per_channel = div_up(s.bytes.count(), nch);
+  const long long per_channel = channel_share(s);
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const long long chunk = nvls_chunk(ctx, s, R);
   const double equiv = s.op == CollectiveOp::ALL_REDUCE ? 1.0 : (R - 1.0) / (R + 1.0);
@@ -362,7 +362,7 @@ StepProgram build_nvls_tree(const ProgramContext& ctx, const CollectiveShape& s)
   const int nch = std::max(1, s.channels);
   StepProgram p;
   p.fixed = base_latency(ctx, Algorithm::NVLS_TREE, Protocol::SIMPLE);
-  const long long per_channel = div_up(s.bytes.count(), nch);
+  const long long per_channel = channel_share(s);
   p.channel_payload_bytes = static_cast<double>(per_channel);
   // Each loop of a channel reduces R chunks, one per head GPU; a head sends its chunk through the
   // tree (enqueue.cc: nchunksPerLoop = nHeads for NVLS and NVLS-Tree).
@@ -436,7 +436,7 @@ StepProgram build_collnet(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nch = std::max(1, s.channels);
   StepProgram p;
   p.fixed = base_latency(ctx, s.algorithm, Protocol::SIMPLE);
-  const long long per_channel = div_up(s.bytes.count(), nch);
+  const long long per_channel = channel_share(s);
   p.channel_payload_bytes = static_cast<double>(per_channel);
   const long long step = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
   const long long chunk = std::min<long long>(step, 256 * 1024);
@@ -486,7 +486,7 @@ StepProgram build_pat(const ProgramContext& ctx, const CollectiveShape& s) {
   const int nch = std::max(1, s.channels);
   StepProgram p;
   p.fixed = base_latency(ctx, Algorithm::PAT, Protocol::SIMPLE);
-  const double piece = static_cast<double>(s.bytes.count()) / n / nch;  // one rank's piece per channel
+  const double piece = static_cast<double>(channel_share(s)) / n;  // one rank's piece on the busiest channel
   p.channel_payload_bytes = piece * (n - 1);
   long long chunk = protocol_buffers(ctx, Protocol::SIMPLE).step_payload.count();
   const long long nbytes = s.bytes.count();

@@ -23,6 +23,45 @@ int log2i(long long n) {
 int ai(Algorithm a) { return static_cast<int>(a); }
 int pi(Protocol p) { return static_cast<int>(p); }
 
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+struct ChannelSplit {
+  int channels = 1;
+  long long busiest = 0;  // bytes of the task's count on its busiest channel
+};
+
+// NCCL 2.23+ scheduleCollTasksToPlan for one collective alone in its plan (see tuner.hpp):
+// `bytes` = count x elemSize, `traffic` per byte (LL's x 4 included), `nmax` the tuner's
+// nMaxChannels, `kind_channels` the communicator's channels of the collective's kind.
+ChannelSplit split_channels(long long bytes, long long traffic, int nmax, int kind_channels) {
+  constexpr long long kMinTraffic = 16 << 10;
+  ChannelSplit out;
+  if (bytes <= 0) return out;
+  const long long total = std::max(kMinTraffic, bytes * traffic);
+  const long long budget = std::max(kMinTraffic, total / std::max(1, std::min(nmax, kind_channels)));
+  const long long cell = ceil_div(ceil_div(kMinTraffic, traffic), 16) * 16;
+  const long long cells = ceil_div(bytes, cell);
+  long long per = std::min(cells, ceil_div(budget, cell * traffic));
+  const long long lo = kind_channels == 1 ? cells : std::min(cells, ceil_div(budget, cell * traffic));
+  long long mid = (cells - lo) / per;
+  long long hi = (cells - lo) % per;
+  if (kind_channels < (lo != 0 ? 1 : 0) + mid + (hi != 0 ? 1 : 0)) {  // more than the communicator has
+    mid = kind_channels - 2;
+    per = (cells - lo) / (mid + 1);
+    hi = per + (cells - lo) % (mid + 1);
+  }
+  if (hi == 0 && mid != 0) {
+    hi = per;
+    mid -= 1;
+  }
+  long long lo_bytes = lo * cell;
+  long long hi_bytes = hi * cell;
+  (hi_bytes != 0 ? hi_bytes : lo_bytes) -= cells * cell - bytes;
+  out.channels = static_cast<int>((lo_bytes != 0 ? 1 : 0) + mid + (hi != 0 ? 1 : 0));
+  out.busiest = std::max({lo_bytes, hi_bytes, mid != 0 ? per * cell : 0LL});
+  return out;
+}
+
 }  // namespace
 
 const TopoGraph& graph_for(const ChannelPlan& plan, Algorithm a) {
@@ -416,7 +455,21 @@ TunerChoice Tuner::choose(CollectiveOp op, Bytes bytes) const {
   nt = nt / 32 < 3 ? 3 * 32 : nt;
   if (new_scheduler && (c.algorithm == Algorithm::TREE || c.algorithm == Algorithm::PAT)) nt = ver_->device.max_threads_all;
   c.channels = std::max(1, nc);
+  c.max_channels = c.channels;
   c.threads = nt;
+  const bool collnet_kind = c.algorithm == Algorithm::COLLNET_DIRECT || c.algorithm == Algorithm::COLLNET_CHAIN ||
+                            (c.algorithm == Algorithm::NVLS && nnodes_ > 1);
+  if (ver_->major_minor() >= 223 && !collnet_kind && nbytes > 0) {
+    const bool per_rank = op == CollectiveOp::ALL_GATHER || op == CollectiveOp::REDUCE_SCATTER;
+    const long long task_bytes = per_rank ? nbytes / nranks_ : nbytes;
+    long long traffic = op == CollectiveOp::ALL_REDUCE ? 2 : per_rank ? nranks_ : 1;
+    if (c.protocol == Protocol::LL) traffic *= 4;
+    const bool nvls = c.algorithm == Algorithm::NVLS || c.algorithm == Algorithm::NVLS_TREE;
+    const int kind_channels = nvls ? ch_->nvls_channels : ch_->coll_channels;
+    const ChannelSplit split = split_channels(task_bytes, traffic, c.channels, kind_channels);
+    c.channels = split.channels;
+    c.channel_bytes = split.busiest * (per_rank ? nranks_ : 1);
+  }
   return c;
 }
 

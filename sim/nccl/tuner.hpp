@@ -17,6 +17,27 @@
 // Then the channel count for this size: ring and tree drop channels while
 // S < nChannels * nThreads * threadThreshold; NVLS uses its own channels.
 //
+// How the data is spread over those channels. Up to 2.20 a collective's count is split evenly
+// (countPerChannel = ceil(count / nChannels)). From 2.23 on (the releases pinned here: 2.26 and
+// 2.28) the planner (enqueue.cc scheduleCollTasksToPlan) cuts it into cells and fills channels
+// with a traffic budget each; for one collective alone in its launch, with T = count x elemSize,
+// t = traffic per byte (all-reduce 2, all-gather and reduce-scatter nRanks, others 1; x 4 for LL)
+// and N = nMaxChannels above (C: the communicator's channels of that kind):
+//   cell        = ceil(ceil(16 KiB / t) / 16) x 16 bytes;   cells = ceil(T / cell)
+//   budget      = max(16 KiB, max(16 KiB, T t) / N)          traffic a channel takes
+//   per channel = min(cells, ceil(budget / (cell t)))        cells of a full channel
+//   the first channel takes `per channel` cells, the following ones as many, the last the rest;
+//   should that need more than C channels, C - 2 middle ones take (cells - first) / (C - 1) each
+//   and the last the remainder besides; a last channel left empty takes a middle one's share.
+// So the channels used (NCCL_DEBUG_SUBSYS=TUNING prints them as channel{Lo..Hi}) can be fewer
+// than N, and the busiest carries more than T / N: 2 MiB broadcast with Simple on 24 channels
+// (t = 1): cell 16 KiB, 128 cells, budget 87,381 bytes, 6 cells a channel: 6 + 20 x 6 + 2 cells
+// on 22 channels, the busiest 96 KiB where an even split gives 85.3 KiB (12.5% longer). Measured
+// on 4 x H200 with NCCL 2.28.9 (calibrate/results/lent-4xh200-2026-11-27-tuning): every choice of
+// algorithm, protocol and channels used, for the five tuned collectives over P2P write, P2P
+// read, SHM and NET, 8 B to 128 MiB, as this tuner makes it. CollNet (and NVLS across nodes,
+// which NCCL schedules as CollNet) still splits evenly over its channels.
+//
 // This is NCCL's estimate, used only to decide what NCCL runs. The time the simulator predicts
 // comes from the step pipeline of sim/nccl/collective_program.hpp with measured or catalog rates.
 
@@ -35,7 +56,11 @@ namespace clustersim::sim::nccl {
 struct TunerChoice {
   Algorithm algorithm = Algorithm::RING;
   Protocol protocol = Protocol::SIMPLE;
-  int channels = 1;    // nMaxChannels for this collective
+  int channels = 1;    // channels the collective runs on (nMaxChannels, or fewer: see the split above)
+  int max_channels = 1;  // nMaxChannels: what the size allows
+  // nBytes of the busiest channel (all-gather/reduce-scatter: over all ranks' pieces); 0 where
+  // the data is split evenly over `channels`.
+  long long channel_bytes = 0;
   int threads = 512;   // threads per channel (block)
   double estimated_us = 0;  // NCCL's own estimate
   bool fell_back = false;   // the requested algorithm/protocol was not available

@@ -224,6 +224,39 @@ TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
     // 64 KiB: nc drops while 65536 < nc x 512 threads x (8 x 8): 65536 / 32768 = 2 channels.
     CHECK(h100.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(64)).channels == 2);
   }
+  SECTION("the planner spreads the data in cells over the channels (2.23 and later)") {
+    // 4 x H200, 24 channels; measured with NCCL 2.28.9 (NCCL_DEBUG_SUBSYS=TUNING, channel{Lo..Hi}).
+    const auto h200 = predictor("hgx-h200", 1, 4);
+    // Broadcast 2 MiB, Ring/Simple, nMaxChannels 24, traffic 1 a byte: cells of 16 KiB, 128 of
+    // them; budget 2 MiB / 24 = 87,381 bytes = ceil(5.33) = 6 cells a channel: 6 + 20 x 6 + 2
+    // cells on 22 channels, the busiest 6 x 16 KiB = 96 KiB.
+    const TunerChoice b = h200.choice(CollectiveOp::BROADCAST, Bytes::mib(2));
+    CHECK(b.protocol == Protocol::SIMPLE);
+    CHECK(b.max_channels == 24);
+    CHECK(b.channels == 22);
+    CHECK(b.channel_bytes == 96 * 1024);
+    // All-gather of 512 KiB in all (128 KiB a rank), Ring/LL: traffic 4 ranks x 4 (LL) = 16 a
+    // byte, cells of ceil(16384 / 16) = 1 KiB, 128 of them, 2 MiB of traffic / 24 = 87,381: 6
+    // cells a channel again, 22 channels; the busiest moves 6 KiB of each rank's piece, 24 KiB.
+    const TunerChoice g = h200.choice(CollectiveOp::ALL_GATHER, Bytes::kib(512));
+    CHECK(g.protocol == Protocol::LL);
+    CHECK(g.channels == 22);
+    CHECK(g.channel_bytes == 24 * 1024);
+    // All-reduce 512 KiB, Ring/LL: traffic 2 x 4 = 8, cells of 2 KiB, 256 of them, 4 MiB / 24 =
+    // 174,763 bytes: 11 cells a channel, 11 + 22 x 11 + 3 on all 24, the busiest 22 KiB (an even
+    // split: 21.3 KiB).
+    const TunerChoice a = h200.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(512));
+    CHECK(a.channels == 24);
+    CHECK(a.channel_bytes == 22 * 1024);
+    // 32 MiB: 2,048 cells, 86 a channel, 86 + 22 x 86 + 70 on 24: within 1% of an even split.
+    const TunerChoice big = h200.choice(CollectiveOp::BROADCAST, Bytes::mib(32));
+    CHECK(big.channels == 24);
+    CHECK(big.channel_bytes == 86 * 16 * 1024);
+    // Releases before 2.23 split evenly over nMaxChannels.
+    const TunerChoice old = predictor("hgx-h200", 1, 4, {}, {}, "2.20").choice(CollectiveOp::BROADCAST, Bytes::mib(2));
+    CHECK(old.channels == old.max_channels);
+    CHECK(old.channel_bytes == 0);
+  }
 }
 
 TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
