@@ -17,8 +17,6 @@ constexpr double kMaxTransfers = 3e7;
 int ai(Algorithm a) { return static_cast<int>(a); }
 int pi(Protocol p) { return static_cast<int>(p); }
 
-long long div_up(long long a, long long b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 int nic_devices_used(const NcclSystem& sys) {

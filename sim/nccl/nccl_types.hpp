@@ -65,4 +65,7 @@ double busbw_factor(CollectiveOp op, int nranks);
 // (and the per-rank buffer of nranks pieces for alltoall).
 bool size_is_total_across_ranks(CollectiveOp op);
 
+// ceil(a / b) for a >= 0, b > 0 (NCCL's DIVUP / divUp).
+inline constexpr long long div_up(long long a, long long b) { return (a + b - 1) / b; }
+
 }  // namespace clustersim::sim::nccl

@@ -51,8 +51,6 @@ namespace clustersim::sim::nccl {
 
 namespace {
 
-long long div_up(long long a, long long b) { return (a + b - 1) / b; }
-
 // Channels NCCL gives one peer message (enqueue.cc addP2pToPlan).
 int p2p_part_channels(const ProgramContext& ctx, long long bytes, Bytes step) {
   const int max_ch = std::max(1, ctx.plan.p2p_channels_per_peer);

@@ -17,8 +17,6 @@ namespace clustersim::sim::nccl {
 
 namespace {
 
-long long div_up(long long a, long long b) { return (a + b - 1) / b; }
-
 int depth_of(int hosts) {
   int d = 0;
   while ((2 << d) <= hosts) ++d;  // floor(log2(hosts))

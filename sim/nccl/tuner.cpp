@@ -23,8 +23,6 @@ int log2i(long long n) {
 int ai(Algorithm a) { return static_cast<int>(a); }
 int pi(Protocol p) { return static_cast<int>(p); }
 
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
 struct ChannelSplit {
   int channels = 1;
   long long busiest = 0;  // bytes of the task's count on its busiest channel
@@ -39,10 +37,10 @@ ChannelSplit split_channels(long long bytes, long long traffic, int nmax, int ki
   if (bytes <= 0) return out;
   const long long total = std::max(kMinTraffic, bytes * traffic);
   const long long budget = std::max(kMinTraffic, total / std::max(1, std::min(nmax, kind_channels)));
-  const long long cell = ceil_div(ceil_div(kMinTraffic, traffic), 16) * 16;
-  const long long cells = ceil_div(bytes, cell);
-  long long per = std::min(cells, ceil_div(budget, cell * traffic));
-  const long long lo = kind_channels == 1 ? cells : std::min(cells, ceil_div(budget, cell * traffic));
+  const long long cell = div_up(div_up(kMinTraffic, traffic), 16) * 16;
+  const long long cells = div_up(bytes, cell);
+  long long per = std::min(cells, div_up(budget, cell * traffic));
+  const long long lo = kind_channels == 1 ? cells : per;  // the first channel: a full one, or all of it
   long long mid = (cells - lo) / per;
   long long hi = (cells - lo) % per;
   if (kind_channels < (lo != 0 ? 1 : 0) + mid + (hi != 0 ? 1 : 0)) {  // more than the communicator has

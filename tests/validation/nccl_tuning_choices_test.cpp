@@ -45,7 +45,8 @@ TEST_CASE("the tuner chooses what NCCL 2.28.9 chose on 4 x H200", "[validation][
       ++checked;
     }
   }
-  // 20 runs (5 ops x 4 transports), 8 B to 128 MiB (NET to 32 MiB); all-gather and reduce-scatter
-  // start at 32 B (8 B is under one element a rank).
+  // 20 runs (5 ops x 4 transports), 8 B to 128 MiB by 4x (NET to 32 MiB): 13 sizes an op (12 over
+  // NET); all-gather and reduce-scatter start at 128 B (nccl-tests ran 8 and 32 B as 0 bytes on 4
+  // ranks), 11 (10). 3 x (3 x 13 + 2 x 11) + (3 x 12 + 2 x 10) = 183 + 56 = 239.
   CHECK(checked == 239);
 }
