@@ -14,7 +14,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,21 +28,17 @@
 
 #include "calibrate/harness/harness_json_writer.hpp"
 #include "calibrate/harness/harness_options.hpp"
+#include "calibrate/harness/probe_common.hpp"
 #include "calibrate/harness/store_probe_kernels.hpp"
-
-#ifndef CLUSTERSIM_HARNESS_VERSION
-#define CLUSTERSIM_HARNESS_VERSION "unknown"
-#endif
 
 namespace {
 
+using clustersim::harness::device_json;
 using clustersim::harness::JsonWriter;
 using clustersim::harness::StorePattern;
 using clustersim::harness::UsageError;
-
-void check(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
+using clustersim::harness::check_cuda;
+using clustersim::harness::parse_integer_option;
 
 struct Options {
   int device = 0;
@@ -57,17 +52,6 @@ struct Options {
 constexpr const char* kUsage =
     "usage: clustersim-storeprobe [--device N] [--peer N|-1] [--bytes B] [--reps N] [--warmup N] [--out FILE]\n";
 
-// A whole decimal integer in [min, max], else UsageError naming the option.
-long long parse_integer(const std::string& option, const std::string& text, long long min, long long max) {
-  long long v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
-    throw UsageError(option + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                     ", got '" + text + "'");
-  }
-  return v;
-}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -77,11 +61,11 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(a + ": expected a value");
       return argv[++i];
     };
-    if (a == "--device") o.device = static_cast<int>(parse_integer(a, next(), 0, 1023));
-    else if (a == "--peer") o.peer = static_cast<int>(parse_integer(a, next(), -1, 1023));
-    else if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_integer(a, next(), 1, 1LL << 40));
-    else if (a == "--reps") o.reps = static_cast<int>(parse_integer(a, next(), 1, 1 << 20));
-    else if (a == "--warmup") o.warmup = static_cast<int>(parse_integer(a, next(), 0, 1 << 20));
+    if (a == "--device") o.device = static_cast<int>(parse_integer_option(a, next(), 0, 1023));
+    else if (a == "--peer") o.peer = static_cast<int>(parse_integer_option(a, next(), -1, 1023));
+    else if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_integer_option(a, next(), 1, 1LL << 40));
+    else if (a == "--reps") o.reps = static_cast<int>(parse_integer_option(a, next(), 1, 1 << 20));
+    else if (a == "--warmup") o.warmup = static_cast<int>(parse_integer_option(a, next(), 0, 1 << 20));
     else if (a == "--out") o.out = next();
     else throw UsageError("unknown option '" + a + "'");
   }
@@ -111,28 +95,6 @@ struct Timing {
   std::int64_t wrong;
 };
 
-std::string device_json(int dev) {
-  cudaDeviceProp p{};
-  check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
-  char bus[32] = {};
-  check(cudaDeviceGetPCIBusId(bus, sizeof bus, dev), "cudaDeviceGetPCIBusId");
-  int clock_khz = 0, mem_clock_khz = 0;
-  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev), "cudaDeviceGetAttribute");
-  check(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, dev), "cudaDeviceGetAttribute");
-  JsonWriter w;
-  w.begin_object()
-      .field("index", dev)
-      .field("name", std::string(p.name))
-      .field("compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor))
-      .field("multiprocessors", p.multiProcessorCount)
-      .field("sm_clock_khz", clock_khz)
-      .field("memory_clock_khz", mem_clock_khz)
-      .field("l2_bytes", p.l2CacheSize)
-      .field("memory_bytes", static_cast<long long>(p.totalGlobalMem))
-      .field("pci_bus_id", std::string(bus))
-      .end_object();
-  return w.take();
-}
 
 }  // namespace
 
@@ -141,15 +103,15 @@ int main(int argc, char** argv) {
     const Options opt = parse(argc, argv);
     const std::size_t n_words = opt.bytes / sizeof(float);
     int n_dev = 0;
-    check(cudaGetDeviceCount(&n_dev), "cudaGetDeviceCount");
-    check(cudaSetDevice(opt.device), "cudaSetDevice");
+    check_cuda(cudaGetDeviceCount(&n_dev), "cudaGetDeviceCount");
+    check_cuda(cudaSetDevice(opt.device), "cudaSetDevice");
     bool peer_ok = false;
     if (opt.peer >= 0 && opt.peer < n_dev && opt.peer != opt.device) {
       int can = 0;
-      check(cudaDeviceCanAccessPeer(&can, opt.device, opt.peer), "cudaDeviceCanAccessPeer");
+      check_cuda(cudaDeviceCanAccessPeer(&can, opt.device, opt.peer), "cudaDeviceCanAccessPeer");
       if (can) {
         const cudaError_t e = cudaDeviceEnablePeerAccess(opt.peer, 0);
-        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) check(e, "cudaDeviceEnablePeerAccess");
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) check_cuda(e, "cudaDeviceEnablePeerAccess");
         (void)cudaGetLastError();
         peer_ok = true;
       }
@@ -161,23 +123,23 @@ int main(int argc, char** argv) {
     for (auto& x : h_a) x = dist(rng);
     for (auto& x : h_b) x = dist(rng);
     void *in0 = nullptr, *in1 = nullptr, *loc0 = nullptr, *loc1 = nullptr, *rem0 = nullptr, *rem1 = nullptr;
-    check(cudaMalloc(&in0, opt.bytes), "cudaMalloc");
-    check(cudaMalloc(&in1, opt.bytes), "cudaMalloc");
-    check(cudaMalloc(&loc0, opt.bytes), "cudaMalloc");
-    check(cudaMalloc(&loc1, opt.bytes), "cudaMalloc");
-    check(cudaMemcpy(in0, h_a.data(), opt.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-    check(cudaMemcpy(in1, h_b.data(), opt.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    check_cuda(cudaMalloc(&in0, opt.bytes), "cudaMalloc");
+    check_cuda(cudaMalloc(&in1, opt.bytes), "cudaMalloc");
+    check_cuda(cudaMalloc(&loc0, opt.bytes), "cudaMalloc");
+    check_cuda(cudaMalloc(&loc1, opt.bytes), "cudaMalloc");
+    check_cuda(cudaMemcpy(in0, h_a.data(), opt.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    check_cuda(cudaMemcpy(in1, h_b.data(), opt.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
     if (peer_ok) {
-      check(cudaSetDevice(opt.peer), "cudaSetDevice");
-      check(cudaMalloc(&rem0, opt.bytes), "cudaMalloc");
-      check(cudaMalloc(&rem1, opt.bytes), "cudaMalloc");
-      check(cudaSetDevice(opt.device), "cudaSetDevice");
+      check_cuda(cudaSetDevice(opt.peer), "cudaSetDevice");
+      check_cuda(cudaMalloc(&rem0, opt.bytes), "cudaMalloc");
+      check_cuda(cudaMalloc(&rem1, opt.bytes), "cudaMalloc");
+      check_cuda(cudaSetDevice(opt.device), "cudaSetDevice");
     }
     cudaStream_t stream = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaEventCreate(&start), "cudaEventCreate");
-    check(cudaEventCreate(&stop), "cudaEventCreate");
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
 
     std::vector<Timing> timings;
     const StorePattern patterns[] = {StorePattern::COPY, StorePattern::SUM2, StorePattern::DUAL};
@@ -187,17 +149,17 @@ int main(int argc, char** argv) {
       for (const int unroll : {4, 8}) {
         for (const StorePattern p : patterns) {
           auto launch = [&]() {
-            check(clustersim::harness::launch_store_probe(p, unroll, o0, o1, in0, in1, opt.bytes, stream), "launch");
+            check_cuda(clustersim::harness::launch_store_probe(p, unroll, o0, o1, in0, in1, opt.bytes, stream), "launch");
           };
           // Correctness: poison, one launch, compare every word of each output written.
           std::int64_t wrong = 0;
           // On the kernel's own stream: a non-blocking stream does not wait for plain cudaMemset.
-          check(cudaMemsetAsync(o0, 0xff, opt.bytes, stream), "cudaMemsetAsync");
-          check(cudaMemsetAsync(o1, 0xff, opt.bytes, stream), "cudaMemsetAsync");
+          check_cuda(cudaMemsetAsync(o0, 0xff, opt.bytes, stream), "cudaMemsetAsync");
+          check_cuda(cudaMemsetAsync(o1, 0xff, opt.bytes, stream), "cudaMemsetAsync");
           launch();
-          check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+          check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
           for (int k = 0; k < (p == StorePattern::DUAL ? 2 : 1); ++k) {
-            check(cudaMemcpy(h_out.data(), k == 0 ? o0 : o1, opt.bytes, cudaMemcpyDefault), "cudaMemcpy");
+            check_cuda(cudaMemcpy(h_out.data(), k == 0 ? o0 : o1, opt.bytes, cudaMemcpyDefault), "cudaMemcpy");
             for (std::size_t i = 0; i < n_words; ++i) {
               const float want = p == StorePattern::SUM2 ? h_a[i] + h_b[i] : h_a[i];
               if (std::memcmp(&h_out[i], &want, sizeof want) != 0) ++wrong;
@@ -206,12 +168,12 @@ int main(int argc, char** argv) {
           for (int i = 0; i < opt.warmup; ++i) launch();
           std::vector<double> secs;
           for (int i = 0; i < opt.reps; ++i) {
-            check(cudaEventRecord(start, stream), "cudaEventRecord");
+            check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
             launch();
-            check(cudaEventRecord(stop, stream), "cudaEventRecord");
-            check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+            check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+            check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
             float ms = 0;
-            check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+            check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
             secs.push_back(ms * 1e-3);
           }
           std::sort(secs.begin(), secs.end());
@@ -222,8 +184,8 @@ int main(int argc, char** argv) {
     }
 
     int driver = 0, runtime = 0;
-    check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
-    check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+    check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+    check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));

@@ -166,11 +166,13 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p) {
   return ctx.rates.simple_channel;
 }
 
-Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t) {
+Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t, bool two_way) {
   const Bandwidth b = block_rate(ctx, p);
   if (t.kind != TransportKind::SHM) return b;
-  // Over SHM the block loads each step from host memory (nccl_parameters.hpp).
-  const Bandwidth shm = p == Protocol::LL ? ctx.rates.shm_ll_channel : ctx.rates.shm_simple_channel;
+  // Over SHM the block loads each step from host memory (nccl_parameters.hpp); where its GPU also
+  // stores into host memory, those loads wait behind the stores (nccl.shm.two_way_efficiency).
+  Bandwidth shm = p == Protocol::LL ? ctx.rates.shm_ll_channel : ctx.rates.shm_simple_channel;
+  if (two_way) shm = shm * ctx.rates.shm_two_way_efficiency;
   return shm.bytes_per_second() > 0 ? std::min(b, shm) : b;
 }
 
@@ -231,6 +233,9 @@ void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol 
     // slice (nccl.simple.slice_overhead), which delays the block's next slice.
     h.latency = hop_latency(ctx, t, Algorithm::RING, Protocol::LL);
     h.occupancy = ctx.rates.simple_slice_overhead;
+  } else if (p == Protocol::SIMPLE && t.kind == TransportKind::SHM) {
+    // The same synchronisation per slice, its fence system-wide (the flags sit in host memory).
+    h.occupancy = ctx.rates.simple_slice_overhead;
   }
 }
 
@@ -249,11 +254,15 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
         h.loads = {{ResourceKind::PCIE_OUT, flows_per_gpu}, {ResourceKind::PCIE_IN, flows_per_gpu}};
       }
       break;
-    case TransportKind::SHM:
-      h.loads = {{ResourceKind::SHM_OUT, flows_per_gpu},
-                 {ResourceKind::SHM_IN, flows_per_gpu},
+    case TransportKind::SHM: {
+      // A GPU that stores into host memory and loads from it at once reaches a share of its rate
+      // each way (nccl.shm.two_way_efficiency): each flow counts 1 / that share.
+      const double f = two_way ? flows_per_gpu / ctx.rates.shm_two_way_efficiency : flows_per_gpu;
+      h.loads = {{ResourceKind::SHM_OUT, f},
+                 {ResourceKind::SHM_IN, f},
                  {ResourceKind::HOST_MEMORY, 2 * flows_per_gpu * ctx.system.gpus_per_socket() * sending_share}};
       break;
+    }
     case TransportKind::NET:
       h.loads = {{ResourceKind::NIC_OUT, flows_per_nic}, {ResourceKind::NIC_IN, flows_per_nic}};
       // GPUDirect RDMA moves the data over the GPU's PCIe link; without it the data is staged
@@ -417,9 +426,10 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
       Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, net ? nch * hosts_per_node / nics : 0,
                        s.protocol, (n - 1.0) / n, n > 2);
       h.wire_factor = buf.wire;
-      h.channel_cap = block_rate(ctx, s.protocol, t) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
+      h.channel_cap =
+          block_rate(ctx, s.protocol, t, n > 2) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
-      if (s.protocol == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
+      if (s.protocol == Protocol::SIMPLE && (hw_class(t) == HwClass::NVLINK || t.kind == TransportKind::SHM)) {
         // Each Simple step (one slice: BROADCAST/REDUCE_SLICESTEPS = CHUNKSTEPS = 1) ends with the
         // block's barrier and fence, which nothing overlaps (set_step_timing); a reduce's, storing
         // once, costs less.

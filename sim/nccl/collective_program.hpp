@@ -174,8 +174,9 @@ Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm
 void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h);
 // The collective's fixed cost (NCCL base latency x scale).
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
-// The block rate of protocol p on a hop of transport t (over SHM: at most its SHM figure).
-Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t);
+// The block rate of protocol p on a hop of transport t (over SHM: at most its SHM figure, times
+// nccl.shm.two_way_efficiency where the GPU also stores into host memory: `two_way` as make_hop's).
+Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t, bool two_way = true);
 // A hop between two ranks with resource loads: flows per GPU link and per NIC as given. Over SHM
 // each flow also stores into and loads from its socket's host memory: 2 x flows per GPU x the
 // communicator's GPUs on the socket x `sending_share` (the share of them that send on this hop: a
@@ -183,7 +184,8 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& 
 // the sender's buffer), each load's request crosses the link against the data; where the GPUs that
 // send on the hop also receive on it (`two_way`: a ring, a chain's middle, send/recv, not a single
 // pair or a 2-rank chain) their ports carry both, so each flow counts 1 / nccl.nvlink.read_efficiency
-// on both directions.
+// on both directions; over SHM such GPUs store into host memory and load from it at once, and each
+// flow counts 1 / nccl.shm.two_way_efficiency on SHM_OUT and SHM_IN.
 Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_gpu, double flows_per_nic,
              Protocol protocol = Protocol::SIMPLE, double sending_share = 1.0, bool two_way = true);
 // Per-flow cap of one channel for the protocol (LL shares its total cap over `channels`).

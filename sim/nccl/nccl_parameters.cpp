@@ -75,6 +75,10 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
              " GB/s (" + rd->source + ")";
     }
     r.shm = params.bandwidth("nccl.shm.bandwidth", fallback, why + ")");
+    if (sys.ranks_per_host() >= 2 && sys.transport(0, 1).kind == TransportKind::SHM) {
+      r.shm_two_way_efficiency = params.ratio("nccl.shm.two_way_efficiency", 1.0,
+                                              "a GPU's SHM rate the same whether it also loads (no measurement)");
+    }
   }
   if (!sys.nics().empty() && node.fabric == nullptr) {
     // The socket transport over the host's own interface (a bare system, nccl_system.hpp): no

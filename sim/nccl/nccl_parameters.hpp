@@ -22,7 +22,8 @@
 //                                          nccl_net_efficiency where it has one (EFA v1/v2: 0.88),
 //                                          else 12 GB/s per 100 Gb/s (0.96), the NCCL maintainers'
 //                                          rule of thumb
-//   nccl.shm.bandwidth             B/s     per-GPU rate of the SHM transport (through host memory);
+//   nccl.shm.bandwidth             B/s     per-GPU rate of the SHM transport (through host memory)
+//                                          each way, where the GPU only sends or only receives;
 //                                          min(PCIe rate x pcie efficiency, host memory bandwidth per
 //                                          socket / 2, the catalog's rate of a kernel's loads of pinned
 //                                          host memory where it has one): NCCL 2.28 shm.cc puts each
@@ -32,6 +33,17 @@
 //                                          and the receiver's kernel loads from it over PCIe (reads,
 //                                          slower: H100/H200 Gen5 x16 35.2 GB/s read vs 52.8 written,
 //                                          NVIDIA/nvbandwidth issue 24)
+//   nccl.shm.two_way_efficiency    ratio   share of nccl.shm.bandwidth each way, and of a channel's
+//                                          SHM block rate, that a GPU reaches when it both stores
+//                                          into host memory and loads from it (a ring, a chain's
+//                                          middle, send/recv; not a 2-rank broadcast or reduce or one
+//                                          pair's send, where one GPU only stores and the other only
+//                                          loads): the loads' requests go up the GPU's PCIe link
+//                                          behind its posted stores; 1 without a measurement.
+//                                          4 x H200, kernels on one GPU (clustersim-hostprobe, 8
+//                                          blocks): loads 50.7 GB/s and stores 52.4 alone, loads 32.8
+//                                          beside stores 45.1; NCCL's 2-GPU SHM broadcast 49.3 GB/s
+//                                          at 4 channels, all-reduce 27.7 each way
 //   nccl.nvlink.read_efficiency    ratio   share of the NVLink rate P2P read reaches (Simple: the
 //                                          receiver loads from the sender's buffer) where the GPUs'
 //                                          ports carry data both ways, each load's request crossing
@@ -104,7 +116,11 @@
 //                                          Simple - LL) / (ALLREDUCE_CHUNKSTEPS / SLICESTEPS) =
 //                                          (3.4 - 0.6) / 2 = 1.4 us in 2.28. A ring broadcast's chain
 //                                          pays it per step (one slice per step): 4 x H200 measure
-//                                          2.0 us more per 128 KiB step than per 512 KiB one
+//                                          2.0 us more per 128 KiB step than per 512 KiB one. Over
+//                                          SHM the same, per slice of a ring, a chain or a send
+//                                          (its flags sit in host memory): 4 x H200, one pair's SHM
+//                                          send (128 KiB chunks) moves 36.9 GB/s where a 2-GPU SHM
+//                                          broadcast (512 KiB steps) moves 44.5 at 2 channels
 //   nccl.simple.tree_step_overhead s       the same for a tree's Simple step (one slice, one step per
 //                                          chunk) over NVLink; NCCL's tree step latency, Simple over
 //                                          LL: hwLat NVLink Tree Simple - LL = 4.0 - 0.6 = 3.4 us in
@@ -208,7 +224,8 @@ struct NcclRates {
   double nvlink_knee = 0;  // nccl.nvlink.knee_exponent (0: a hard minimum)
   double nvlink_read_efficiency = 1;  // nccl.nvlink.read_efficiency (P2P read, Simple, both ways)
   Bandwidth pcie;      // datasheet x pcie efficiency
-  Bandwidth shm;
+  Bandwidth shm;       // one GPU's SHM rate each way where it only stores or only loads (nccl.shm.bandwidth)
+  double shm_two_way_efficiency = 1;  // share of it where the GPU does both (nccl.shm.two_way_efficiency)
   Bandwidth shm_simple_channel;  // one channel's block over SHM, Simple (nccl.shm.channel_bandwidth)
   Bandwidth shm_ll_channel;      // the same with LL (nccl.shm.ll_channel_bandwidth)
   double shm_store_fraction = -1;  // Simple's store share over SHM (nccl.shm.store_fraction; < 0: none)
@@ -219,7 +236,7 @@ struct NcclRates {
   Bandwidth ll_channel;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;
-  Duration simple_slice_overhead;  // over NVLink (see the table)
+  Duration simple_slice_overhead;  // over NVLink and SHM (see the table)
   Duration simple_reduce_slice_overhead;  // a reduce chain's step, over NVLink
   Duration simple_tree_step_overhead;     // a tree's step, over NVLink
   double store_fraction = 0.5;

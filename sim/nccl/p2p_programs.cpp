@@ -188,7 +188,7 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
   const long long chunks = std::max<long long>(1, div_up(static_cast<long long>(std::ceil(per_channel)), chunk));
   const double bytes = per_channel / chunks;
 
-  const Bandwidth block = block_rate(ctx, proto, t);
+  const Bandwidth block = block_rate(ctx, proto, t, with_recv);
   const WarpSplit split = warp_split(ctx);
   const int send_warps = split.copying_send(proto);
   const double send_share = static_cast<double>(send_warps) / (send_warps + split.recv);

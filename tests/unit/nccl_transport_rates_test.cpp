@@ -31,12 +31,14 @@ CollectivePredictor predictor(const std::string& system, int gpus, std::map<std:
 }  // namespace
 
 TEST_CASE("SHM traffic shares its socket's host memory", "[unit][nccl]") {
-  // Per GPU and per channel out of the way (100 GB/s each), the host memory at 0.6 of the catalog
-  // H200 host's 307.2 GB/s per socket: 184.32 GB/s, every SHM byte crossing it twice.
+  // Per GPU and per channel out of the way (100 GB/s each, no cost per slice), the host memory at
+  // 0.6 of the catalog H200 host's 307.2 GB/s per socket: 184.32 GB/s, every SHM byte crossing it
+  // twice.
   const auto profile = testing::profile_of(
       "shm", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 0.6),
               testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
-              testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9)});
+              testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9),
+              testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
   const std::map<std::string, std::string> env = {
       {"NCCL_P2P_DISABLE", "1"}, {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_NVLS_ENABLE", "0"}};
   const CollectivePredictor p = predictor("hgx-h200", 4, env, &profile);
@@ -51,14 +53,15 @@ TEST_CASE("SHM traffic shares its socket's host memory", "[unit][nccl]") {
 }
 
 TEST_CASE("an SHM channel's block moves at its own rate", "[unit][nccl]") {
-  // One channel, the host and the GPU out of the way: a 2-GPU broadcast moves what a block
-  // copies, nccl.shm.channel_bandwidth over the chain's step weight (copySend out of place: one
-  // load, two stores, w(1, 2) = 1 + f with the catalog H200 store share f = 0.773):
+  // One channel, the host and the GPU out of the way, no cost per slice: a 2-GPU broadcast moves
+  // what a block copies, nccl.shm.channel_bandwidth over the chain's step weight (copySend out of
+  // place: one load, two stores, w(1, 2) = 1 + f with the catalog H200 store share f = 0.773):
   // 20 / 1.773 = 11.28 GB/s.
   const auto profile = testing::profile_of(
       "shm-channel", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
                       testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
-                      testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 20e9)});
+                      testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 20e9),
+                      testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
   const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},    {"NCCL_ALGO", "Ring"},
                                                   {"NCCL_PROTO", "Simple"},      {"NCCL_MIN_NCHANNELS", "1"},
                                                   {"NCCL_MAX_NCHANNELS", "1"},   {"NCCL_NVLS_ENABLE", "0"}};
@@ -70,7 +73,8 @@ TEST_CASE("an SHM channel's block moves at its own rate", "[unit][nccl]") {
       "shm-stores", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
                      testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
                      testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 20e9),
-                     testing::ratio_parameter("nccl.shm.store_fraction", 0.25)});
+                     testing::ratio_parameter("nccl.shm.store_fraction", 0.25),
+                     testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
   const CollectivePredictor q = predictor("hgx-h200", 2, env, &cheap);
   CHECK(q.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(16.0).epsilon(0.01));
 }
@@ -105,4 +109,59 @@ TEST_CASE("NCCL's socket transport moves each rank's traffic at the socket rate"
                                                   {"NCCL_PROTO", "Simple"}};
   const CollectivePredictor p = predictor("hgx-h200", 4, env, &profile);
   CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).busbw_GBps == Approx(2.5).epsilon(0.02));
+}
+
+TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate each way", "[unit][nccl]") {
+  // 2 x H200 over SHM, 4 channels, the blocks and the host memory out of the way (100 GB/s a
+  // channel over SHM, 1 TB/s over NVLink, the host at the catalog's full 307.2 GB/s), no per-slice
+  // cost: a GPU moves
+  // nccl.shm.bandwidth = 50 GB/s where it only stores or only loads, half that each way where it
+  // does both (nccl.shm.two_way_efficiency 0.5).
+  const auto profile =
+      testing::profile_of("shm-two-way", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
+                                          testing::bandwidth_parameter("nccl.shm.bandwidth", 50e9),
+                                          testing::ratio_parameter("nccl.shm.two_way_efficiency", 0.5),
+                                          testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9),
+                                          testing::bandwidth_parameter("nccl.simple.channel_bandwidth", 1e12),
+                                          testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},  {"NCCL_ALGO", "Ring"},
+                                                  {"NCCL_PROTO", "Simple"},    {"NCCL_MIN_NCHANNELS", "4"},
+                                                  {"NCCL_MAX_NCHANNELS", "4"}, {"NCCL_NVLS_ENABLE", "0"}};
+  const CollectivePredictor p = predictor("hgx-h200", 2, env, &profile);
+  // The SHM hop's rate per flow (a channel's), from the step program.
+  auto shm_flow_rate = [&](CollectiveOp op) {
+    const StepProgram prog = p.program(op, Bytes::gib(1), p.choice(op, Bytes::gib(1)));
+    for (const Hop& h : prog.hops) {
+      if (h.transport.kind == TransportKind::SHM) return h.rate.gigabytes_per_second();
+    }
+    return 0.0;
+  };
+  // A 2-rank broadcast is one pair one way: GPU 0 only stores, GPU 1 only loads; 4 flows share
+  // 50 GB/s, 12.5 GB/s each.
+  CHECK(shm_flow_rate(CollectiveOp::BROADCAST) == Approx(12.5));
+  // A 2-rank all-reduce: each GPU sends and receives on every channel, each flow counting 1 / 0.5
+  // on SHM_OUT and SHM_IN: 8 flow-shares of 50 GB/s, 6.25 GB/s a flow, 25 GB/s out of each GPU.
+  CHECK(shm_flow_rate(CollectiveOp::ALL_REDUCE) == Approx(6.25));
+  // The broadcast's busbw is the 4 flows' 50 GB/s (the pipeline's fill under 1% at 1 GiB).
+  CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(50.0).epsilon(0.01));
+  // A channel's block loads from host memory behind its GPU's stores too: where every GPU does both
+  // (the all-reduce) its cap is 0.5 of what it is at an efficiency of 1, where none does (the
+  // 2-rank broadcast) the same.
+  const auto whole = testing::profile_of(
+      "shm-one-rate", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
+                       testing::bandwidth_parameter("nccl.shm.bandwidth", 50e9),
+                       testing::ratio_parameter("nccl.shm.two_way_efficiency", 1.0),
+                       testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9),
+                       testing::bandwidth_parameter("nccl.simple.channel_bandwidth", 1e12),
+                       testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
+  const CollectivePredictor q = predictor("hgx-h200", 2, env, &whole);
+  auto shm_channel_cap = [](const CollectivePredictor& c, CollectiveOp op) {
+    const StepProgram prog = c.program(op, Bytes::gib(1), c.choice(op, Bytes::gib(1)));
+    for (const Hop& h : prog.hops) {
+      if (h.transport.kind == TransportKind::SHM) return h.channel_cap.bytes_per_second();
+    }
+    return 0.0;
+  };
+  CHECK(shm_channel_cap(p, CollectiveOp::ALL_REDUCE) / shm_channel_cap(q, CollectiveOp::ALL_REDUCE) == Approx(0.5));
+  CHECK(shm_channel_cap(p, CollectiveOp::BROADCAST) == Approx(shm_channel_cap(q, CollectiveOp::BROADCAST)));
 }
