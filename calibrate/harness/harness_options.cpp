@@ -55,16 +55,6 @@ std::vector<std::string> choices(const std::string& text, const std::string& opt
   return out;
 }
 
-long long parse_int(const std::string& text, const std::string& option, long long min, long long max) {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || errno != 0 || end == nullptr || *end != '\0' || v < min || v > max) {
-    throw UsageError(option + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                     "], got '" + text + "'");
-  }
-  return v;
-}
 
 double parse_seconds(const std::string& text, const std::string& option) {
   char* end = nullptr;
@@ -127,6 +117,17 @@ std::vector<std::string> split_list(const std::string& text) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+long long parse_int(const std::string& text, const std::string& option, long long min, long long max) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || errno != 0 || end == nullptr || *end != '\0' || v < min || v > max) {
+    throw UsageError(option + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "], got '" + text + "'");
+  }
+  return v;
 }
 
 std::int64_t parse_size(const std::string& text, const std::string& option) {

@@ -125,5 +125,7 @@ std::string usage_text();
 // "B" or "iB" ("64M", "1GiB", "8"). Throws UsageError.
 std::int64_t parse_size(const std::string& text, const std::string& option);
 std::vector<std::string> split_list(const std::string& text);
+// A whole decimal integer in [min, max], else UsageError naming the option.
+long long parse_int(const std::string& text, const std::string& option, long long min, long long max);
 
 }  // namespace clustersim::harness

@@ -24,8 +24,7 @@ __global__ void __launch_bounds__(kHostProbeThreads, 1)
 
 }  // namespace
 
-cudaError_t launch_host_probe(HostAccess /*access*/, int blocks, void* out, const void* in, std::size_t bytes,
-                              cudaStream_t stream) {
+cudaError_t launch_host_probe(int blocks, void* out, const void* in, std::size_t bytes, cudaStream_t stream) {
   const std::uint64_t vectors = bytes / sizeof(float4);
   host_probe_kernel<<<blocks, kHostProbeThreads, 0, stream>>>(static_cast<float4*>(out),
                                                               static_cast<const float4*>(in), vectors / blocks);

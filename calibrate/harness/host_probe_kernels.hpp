@@ -24,14 +24,12 @@
 
 namespace clustersim::harness {
 
-enum class HostAccess { LOAD, STORE, RELAY };
-
 inline constexpr unsigned kHostProbeThreads = 512;  // NCCL_SIMPLE_MAX_NTHREADS (NCCL 2.28 device.h)
 inline constexpr std::size_t kHostProbeGranule = 16 * 8;  // a vector of 16 bytes, 8 in flight a thread
 
 // `blocks` blocks copy `bytes` (a multiple of kHostProbeGranule x kHostProbeThreads x blocks) from
-// `in` to `out`; which of the two is host memory is the caller's business (the access names it).
-cudaError_t launch_host_probe(HostAccess access, int blocks, void* out, const void* in, std::size_t bytes,
-                              cudaStream_t stream);
+// `in` to `out`; which of the two is host memory makes the action (load, store, relay). Returns the
+// launch's error code (cudaGetLastError).
+cudaError_t launch_host_probe(int blocks, void* out, const void* in, std::size_t bytes, cudaStream_t stream);
 
 }  // namespace clustersim::harness

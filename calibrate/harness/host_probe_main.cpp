@@ -2,7 +2,7 @@
 // transport) and by copy engines (CPU offload), one direction or both at once, on one GPU or on
 // several together (host_probe_kernels.hpp has the actions).
 //
-//   clustersim-hostprobe [--bytes B] [--launches N] [--trials N] [--scenario SPEC]... [--out FILE]
+//   clustersim-hostprobe [--bytes SIZE] [--launches N] [--trials N] [--scenario SPEC]... [--out FILE]
 //
 // A scenario is a set of actions run at once, written "gpu:action[:blocks]" joined by commas:
 // "0:store:8,1:load:8" is GPU 0's 8 blocks storing into host memory while GPU 1's 8 blocks load
@@ -26,6 +26,7 @@
 #include <ctime>
 #include <deque>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <random>
@@ -40,12 +41,13 @@
 
 namespace {
 
-using clustersim::harness::HostAccess;
 using clustersim::harness::JsonWriter;
 using clustersim::harness::UsageError;
 using clustersim::harness::check_cuda;
+using clustersim::harness::launch_host_probe;
 using clustersim::harness::device_json;
-using clustersim::harness::parse_integer_option;
+using clustersim::harness::parse_int;
+using clustersim::harness::parse_size;
 
 enum class Kind { LOAD, STORE, RELAY, H2D, D2H };
 
@@ -69,20 +71,14 @@ struct Options {
 };
 
 constexpr const char* kUsage =
-    "usage: clustersim-hostprobe [--bytes B] [--launches N] [--trials N] [--scenario GPU:ACTION[:BLOCKS],...]... "
+    "usage: clustersim-hostprobe [--bytes SIZE] [--launches N] [--trials N] [--scenario GPU:ACTION[:BLOCKS],...]... "
     "[--out FILE]\n  actions: load, store, relay (kernels, BLOCKS 1-1024), h2d, d2h (copy engines)\n";
 
 
-const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::LOAD: return "load";
-    case Kind::STORE: return "store";
-    case Kind::RELAY: return "relay";
-    case Kind::H2D: return "h2d";
-    case Kind::D2H: return "d2h";
-  }
-  return "?";
-}
+// The actions' names, in the order of Kind.
+constexpr const char* kKindNames[] = {"load", "store", "relay", "h2d", "d2h"};
+
+const char* kind_name(Kind k) { return kKindNames[static_cast<int>(k)]; }
 
 bool is_kernel(Kind k) { return k == Kind::LOAD || k == Kind::STORE || k == Kind::RELAY; }
 
@@ -105,15 +101,13 @@ Scenario parse_scenario(const std::string& spec, int gpus, std::size_t bytes) {
     const std::string what = "--scenario '" + spec + "', action '" + a + "'";
     if (f.size() < 2 || f.size() > 3) throw UsageError(what + ": expected GPU:ACTION[:BLOCKS]");
     Action act;
-    act.gpu = static_cast<int>(parse_integer_option(what + " GPU", f[0], 0, gpus - 1));
-    const std::map<std::string, Kind> kinds = {
-        {"load", Kind::LOAD}, {"store", Kind::STORE}, {"relay", Kind::RELAY}, {"h2d", Kind::H2D}, {"d2h", Kind::D2H}};
-    const auto k = kinds.find(f[1]);
-    if (k == kinds.end()) throw UsageError(what + ": expected an action load, store, relay, h2d or d2h");
-    act.kind = k->second;
+    act.gpu = static_cast<int>(parse_int(f[0], what + " GPU", 0, gpus - 1));
+    const auto* k = std::find(std::begin(kKindNames), std::end(kKindNames), f[1]);
+    if (k == std::end(kKindNames)) throw UsageError(what + ": expected an action load, store, relay, h2d or d2h");
+    act.kind = static_cast<Kind>(k - std::begin(kKindNames));
     if (is_kernel(act.kind)) {
       if (f.size() != 3) throw UsageError(what + ": a kernel action needs its block count (GPU:ACTION:BLOCKS)");
-      act.blocks = static_cast<int>(parse_integer_option(what + " BLOCKS", f[2], 1, 1024));
+      act.blocks = static_cast<int>(parse_int(f[2], what + " BLOCKS", 1, 1024));
       const std::size_t granule = clustersim::harness::kHostProbeGranule * clustersim::harness::kHostProbeThreads *
                                   static_cast<std::size_t>(act.blocks);
       if (bytes % granule != 0) {
@@ -185,12 +179,19 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(a + ": expected a value");
       return argv[++i];
     };
-    if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_integer_option(a, next(), 1, 1LL << 36));
-    else if (a == "--launches") o.launches = static_cast<int>(parse_integer_option(a, next(), 1, 1000));
-    else if (a == "--trials") o.trials = static_cast<int>(parse_integer_option(a, next(), 1, 1000));
+    if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_size(next(), a));
+    else if (a == "--launches") o.launches = static_cast<int>(parse_int(next(), a, 1, 1000));
+    else if (a == "--trials") o.trials = static_cast<int>(parse_int(next(), a, 1, 1000));
     else if (a == "--scenario") o.scenarios.push_back(next());
     else if (a == "--out") o.out = next();
     else throw UsageError("unknown option '" + a + "'");
+  }
+  // Whole trips of one block (kernel actions check their own block counts), and room for the
+  // checked 4 KiB at each end.
+  const std::size_t trip = clustersim::harness::kHostProbeGranule * clustersim::harness::kHostProbeThreads;
+  if (o.bytes == 0 || o.bytes % trip != 0 || o.bytes > (std::size_t{1} << 36)) {
+    throw UsageError("--bytes: expected a multiple of " + std::to_string(trip) +
+                     " (16-byte vectors x 8 in flight x 512 threads) up to 64G, got " + std::to_string(o.bytes));
   }
   return o;
 }
@@ -257,18 +258,9 @@ class BufferPool {
 void enqueue(const Action& a, const Buffers& b, std::size_t bytes) {
   check_cuda(cudaSetDevice(a.gpu), "cudaSetDevice");
   switch (a.kind) {
-    case Kind::LOAD:
-      check_cuda(clustersim::harness::launch_host_probe(HostAccess::LOAD, a.blocks, b.device, b.host_a, bytes, b.stream),
-            "launch");
-      break;
-    case Kind::STORE:
-      check_cuda(clustersim::harness::launch_host_probe(HostAccess::STORE, a.blocks, b.host_b, b.device, bytes, b.stream),
-            "launch");
-      break;
-    case Kind::RELAY:
-      check_cuda(clustersim::harness::launch_host_probe(HostAccess::RELAY, a.blocks, b.host_b, b.host_a, bytes, b.stream),
-            "launch");
-      break;
+    case Kind::LOAD: check_cuda(launch_host_probe(a.blocks, b.device, b.host_a, bytes, b.stream), "launch"); break;
+    case Kind::STORE: check_cuda(launch_host_probe(a.blocks, b.host_b, b.device, bytes, b.stream), "launch"); break;
+    case Kind::RELAY: check_cuda(launch_host_probe(a.blocks, b.host_b, b.host_a, bytes, b.stream), "launch"); break;
     case Kind::H2D: check_cuda(cudaMemcpyAsync(b.device, b.host_a, bytes, cudaMemcpyHostToDevice, b.stream), "copy"); break;
     case Kind::D2H: check_cuda(cudaMemcpyAsync(b.host_b, b.device, bytes, cudaMemcpyDeviceToHost, b.stream), "copy"); break;
   }

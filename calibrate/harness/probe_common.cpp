@@ -1,10 +1,8 @@
 #include "calibrate/harness/probe_common.hpp"
 
-#include <charconv>
 #include <stdexcept>
 
 #include "calibrate/harness/harness_json_writer.hpp"
-#include "calibrate/harness/harness_options.hpp"
 
 namespace clustersim::harness {
 
@@ -12,16 +10,6 @@ void check_cuda(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
 }
 
-long long parse_integer_option(const std::string& option, const std::string& text, long long min, long long max) {
-  long long v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end || v < min || v > max) {
-    throw UsageError(option + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                     ", got '" + text + "'");
-  }
-  return v;
-}
 
 std::string device_json(int dev) {
   cudaDeviceProp p{};

@@ -1,7 +1,7 @@
 #pragma once
-// What the standalone probes (clustersim-storeprobe, clustersim-hostprobe) share: a CUDA error
-// check, whole-integer options, and a device's description in their JSON. They need only the CUDA
-// runtime, not the harness's NCCL or cuBLAS.
+// What the standalone probes (clustersim-storeprobe, clustersim-hostprobe) share besides the
+// harness's option parsing (harness_options.hpp): a CUDA error check and a device's description in
+// their JSON. They need only the CUDA runtime, not the harness's NCCL or cuBLAS.
 
 #include <cuda_runtime.h>
 
@@ -16,8 +16,6 @@ namespace clustersim::harness {
 
 // Throws std::runtime_error "what: CUDA's message" unless rc is cudaSuccess.
 void check_cuda(cudaError_t rc, const char* what);
-// A whole decimal integer in [min, max], else UsageError naming the option and what was expected.
-long long parse_integer_option(const std::string& option, const std::string& text, long long min, long long max);
 // Device `dev` as a JSON object: index, name, compute capability, SMs, clocks, L2, memory, PCI bus id.
 std::string device_json(int dev);
 

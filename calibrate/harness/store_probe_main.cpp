@@ -38,7 +38,7 @@ using clustersim::harness::JsonWriter;
 using clustersim::harness::StorePattern;
 using clustersim::harness::UsageError;
 using clustersim::harness::check_cuda;
-using clustersim::harness::parse_integer_option;
+using clustersim::harness::parse_int;
 
 struct Options {
   int device = 0;
@@ -61,11 +61,11 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError(a + ": expected a value");
       return argv[++i];
     };
-    if (a == "--device") o.device = static_cast<int>(parse_integer_option(a, next(), 0, 1023));
-    else if (a == "--peer") o.peer = static_cast<int>(parse_integer_option(a, next(), -1, 1023));
-    else if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_integer_option(a, next(), 1, 1LL << 40));
-    else if (a == "--reps") o.reps = static_cast<int>(parse_integer_option(a, next(), 1, 1 << 20));
-    else if (a == "--warmup") o.warmup = static_cast<int>(parse_integer_option(a, next(), 0, 1 << 20));
+    if (a == "--device") o.device = static_cast<int>(parse_int(next(), a, 0, 1023));
+    else if (a == "--peer") o.peer = static_cast<int>(parse_int(next(), a, -1, 1023));
+    else if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_int(next(), a, 1, 1LL << 40));
+    else if (a == "--reps") o.reps = static_cast<int>(parse_int(next(), a, 1, 1 << 20));
+    else if (a == "--warmup") o.warmup = static_cast<int>(parse_int(next(), a, 0, 1 << 20));
     else if (a == "--out") o.out = next();
     else throw UsageError("unknown option '" + a + "'");
   }

@@ -114,9 +114,8 @@ TEST_CASE("NCCL's socket transport moves each rank's traffic at the socket rate"
 TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate each way", "[unit][nccl]") {
   // 2 x H200 over SHM, 4 channels, the blocks and the host memory out of the way (100 GB/s a
   // channel over SHM, 1 TB/s over NVLink, the host at the catalog's full 307.2 GB/s), no per-slice
-  // cost: a GPU moves
-  // nccl.shm.bandwidth = 50 GB/s where it only stores or only loads, half that each way where it
-  // does both (nccl.shm.two_way_efficiency 0.5).
+  // cost: a GPU moves nccl.shm.bandwidth = 50 GB/s where it only stores or only loads, half that
+  // each way where it does both (nccl.shm.two_way_efficiency 0.5).
   const auto profile =
       testing::profile_of("shm-two-way", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 1.0),
                                           testing::bandwidth_parameter("nccl.shm.bandwidth", 50e9),
@@ -128,14 +127,16 @@ TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate 
                                                   {"NCCL_PROTO", "Simple"},    {"NCCL_MIN_NCHANNELS", "4"},
                                                   {"NCCL_MAX_NCHANNELS", "4"}, {"NCCL_NVLS_ENABLE", "0"}};
   const CollectivePredictor p = predictor("hgx-h200", 2, env, &profile);
-  // The SHM hop's rate per flow (a channel's), from the step program.
-  auto shm_flow_rate = [&](CollectiveOp op) {
-    const StepProgram prog = p.program(op, Bytes::gib(1), p.choice(op, Bytes::gib(1)));
+  // The SHM hop of the step program for 1 GiB: its rate per flow (a channel's) and its block cap.
+  auto shm_hop = [](const CollectivePredictor& c, CollectiveOp op) {
+    const StepProgram prog = c.program(op, Bytes::gib(1), c.choice(op, Bytes::gib(1)));
     for (const Hop& h : prog.hops) {
-      if (h.transport.kind == TransportKind::SHM) return h.rate.gigabytes_per_second();
+      if (h.transport.kind == TransportKind::SHM) return h;
     }
-    return 0.0;
+    FAIL("no SHM hop");
+    return Hop{};
   };
+  auto shm_flow_rate = [&](CollectiveOp op) { return shm_hop(p, op).rate.gigabytes_per_second(); };
   // A 2-rank broadcast is one pair one way: GPU 0 only stores, GPU 1 only loads; 4 flows share
   // 50 GB/s, 12.5 GB/s each.
   CHECK(shm_flow_rate(CollectiveOp::BROADCAST) == Approx(12.5));
@@ -155,12 +156,8 @@ TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate 
                        testing::bandwidth_parameter("nccl.simple.channel_bandwidth", 1e12),
                        testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
   const CollectivePredictor q = predictor("hgx-h200", 2, env, &whole);
-  auto shm_channel_cap = [](const CollectivePredictor& c, CollectiveOp op) {
-    const StepProgram prog = c.program(op, Bytes::gib(1), c.choice(op, Bytes::gib(1)));
-    for (const Hop& h : prog.hops) {
-      if (h.transport.kind == TransportKind::SHM) return h.channel_cap.bytes_per_second();
-    }
-    return 0.0;
+  auto shm_channel_cap = [&](const CollectivePredictor& c, CollectiveOp op) {
+    return shm_hop(c, op).channel_cap.bytes_per_second();
   };
   CHECK(shm_channel_cap(p, CollectiveOp::ALL_REDUCE) / shm_channel_cap(q, CollectiveOp::ALL_REDUCE) == Approx(0.5));
   CHECK(shm_channel_cap(p, CollectiveOp::BROADCAST) == Approx(shm_channel_cap(q, CollectiveOp::BROADCAST)));

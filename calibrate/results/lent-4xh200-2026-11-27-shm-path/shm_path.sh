@@ -26,7 +26,8 @@ if ! { cmake -S calibrate/harness -B /tmp/bh -DCLUSTERSIM_CUDA_ARCHS=90 -DCLUSTE
        -DCLUSTERSIM_HARNESS_MPI=OFF && cmake --build /tmp/bh --target clustersim-hostprobe -j16; } > $OUT/build.log 2>&1; then
   echo "cmake build failed; nvcc by hand" | tee -a $OUT/build.log
   nvcc -std=c++17 -O3 -arch=sm_90 -I. -DCLUSTERSIM_HARNESS_VERSION='"0.1.0"' calibrate/harness/host_probe_main.cpp \
-    calibrate/harness/host_probe_kernels.cu calibrate/harness/probe_common.cpp calibrate/harness/harness_json_writer.cpp \
+    calibrate/harness/host_probe_kernels.cu calibrate/harness/probe_common.cpp calibrate/harness/harness_options.cpp \
+    calibrate/harness/harness_json_writer.cpp \
     -o /tmp/bh/clustersim-hostprobe \
     >> $OUT/build.log 2>&1
 fi
