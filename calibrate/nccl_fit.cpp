@@ -50,6 +50,7 @@ std::string text_of(ProfileParameter::Kind k, double v) {
   switch (k) {
     case ProfileParameter::Kind::BANDWIDTH: return format_bandwidth(Bandwidth::bytes_per_second(v));
     case ProfileParameter::Kind::DURATION: return format_duration(Duration::from_seconds(v));
+    case ProfileParameter::Kind::BYTES: return format_bytes(Bytes::of(std::llround(v)), Prefix::DECIMAL);
     default: return format_significant(v, 5);
   }
 }

@@ -150,6 +150,7 @@ HostSpec read_host(ValueReader v, const FileReader& f) {
     x.cores = static_cast<int>(h.at("cores").as_int({.min = 1, .max = 100000}));
     x.memory = f.bytes(h.at("memory"));
     x.memory_bandwidth_per_socket = f.bandwidth(h.at("memory_bandwidth_per_socket"));
+    if (auto c = h.maybe("io_cache_per_socket")) x.io_cache_per_socket = f.bytes(*c);
     x.inter_socket_bandwidth = f.bandwidth(h.at("inter_socket_bandwidth"));
     return x;
   });

@@ -107,6 +107,9 @@ struct HostSpec {
   int cores = 0;
   Figure<Bytes> memory;
   Figure<Bandwidth> memory_bandwidth_per_socket;
+  // What of the last-level cache PCIe writes into host memory may allocate (Intel DDIO's ways);
+  // absent where the host has no such path or it is not known.
+  std::optional<Figure<Bytes>> io_cache_per_socket;
   Figure<Bandwidth> inter_socket_bandwidth;  // per direction (UPI / xGMI)
 };
 

@@ -114,7 +114,13 @@ Bytes p2p_chunk_size(const ProgramContext& ctx, const HopTransport& t) {
   return std::min(chunk, simple_step);
 }
 
-Capacities resource_capacities(const NcclRates& r) {
+double shm_fifo_bytes(const ProtocolBuffers& buf, int slice_steps, double slice_payload) {
+  const int per_slice = std::clamp(slice_steps, 1, std::max(1, buf.steps));
+  const double group = static_cast<double>(per_slice) * static_cast<double>(buf.step_payload.count());
+  return (buf.steps / per_slice) * std::min(group, std::max(0.0, slice_payload)) * buf.wire;
+}
+
+Capacities resource_capacities(const NcclRates& r, double host_bytes) {
   Capacities c;
   auto set = [&](ResourceKind k, Bandwidth b) { c.per_instance[static_cast<int>(k)] = b; };
   set(ResourceKind::NVLINK_OUT, r.nvlink);
@@ -126,7 +132,12 @@ Capacities resource_capacities(const NcclRates& r) {
   set(ResourceKind::NIC_OUT, r.nic);
   set(ResourceKind::NIC_IN, r.nic);
   set(ResourceKind::NVLS, r.nvlink * r.nvls_efficiency);
-  set(ResourceKind::HOST_MEMORY, r.host_memory);
+  double host = r.host_memory.bytes_per_second();
+  if (host_bytes > 0 && r.host_cache_bytes > 0 && r.host_cache_speedup > 0) {
+    const double h = std::min(1.0, r.host_cache_bytes / host_bytes);
+    host /= h / r.host_cache_speedup + (1 - h);
+  }
+  set(ResourceKind::HOST_MEMORY, Bandwidth::bytes_per_second(host));
   c.nvlink_knee = r.nvlink_knee;
   return c;
 }
@@ -393,6 +404,10 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     remaining -= loop_chunk * n;
   }
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes_per_cycle;
+  // Every rank of a socket receives each channel's ring through its own buffer.
+  if (sys.transport(0, 1 % n).kind == TransportKind::SHM) {
+    p.host_bytes = static_cast<double>(nch) * sys.gpus_per_socket() * shm_fifo_bytes(buf, slice_steps, bytes_per_cycle);
+  }
   return p;
 }
 
@@ -455,6 +470,10 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
   }
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
+  if (intra_hop >= 0 && p.hops[intra_hop].transport.kind == TransportKind::SHM) {
+    // n - 1 of the n ranks receive through a buffer, one step (of `pieces` transfers) per slot.
+    p.host_bytes = nch * sys.gpus_per_socket() * (n - 1.0) / n * shm_fifo_bytes(buf, 1, bytes * pieces);
+  }
   const int G = sys.gpus();
   for (long long c = 0; c < chunks; ++c) {
     int upstream = -1;
@@ -485,7 +504,7 @@ StepProgram build_program(const ProgramContext& ctx, const CollectiveShape& s) {
       case Algorithm::PAT: p = build_pat(ctx, s); break;
     }
   }
-  assign_rates(p, resource_capacities(ctx.rates));
+  assign_rates(p, resource_capacities(ctx.rates, p.host_bytes));
   // Every network hop's step is stored and forwarded (see the header); a hop's transfers carry
   // bytes_per_cycle payload bytes each.
   for (Hop& h : p.hops) h.forward = net_forward_stage(ctx, h, h.bytes_per_cycle);

@@ -146,8 +146,15 @@ ProtocolBuffers protocol_buffers(const ProgramContext& ctx, Protocol p);
 // The P2P chunk size NCCL uses between these ranks' transport (init.cc computeBuffSizes).
 Bytes p2p_chunk_size(const ProgramContext& ctx, const HopTransport& t);
 
-// Resource capacities of one node for the rates above.
-Capacities resource_capacities(const NcclRates& rates);
+// Resource capacities of one node for the rates above; with `host_bytes`, the SHM buffers a
+// socket's connections keep in use (StepProgram::host_bytes), the host memory's rate is raised
+// for the share of them its cache holds: h = min(1, C / W), R / (h / s + 1 - h)
+// (nccl.shm.host_cache_bytes C, nccl.shm.host_cache_speedup s; nccl_parameters.hpp).
+Capacities resource_capacities(const NcclRates& rates, double host_bytes = 0);
+// Host memory one SHM connection's buffer keeps in use (src/device/prims_simple.h): its
+// NCCL_STEPS slots are taken `slice_steps` at a time, one slice of `slice_payload` bytes in each
+// group, so a slice smaller than its group leaves the rest untouched; in wire bytes.
+double shm_fifo_bytes(const ProtocolBuffers& buf, int slice_steps, double slice_payload);
 
 // The step program of one collective, with rates assigned.
 StepProgram build_program(const ProgramContext& ctx, const CollectiveShape& shape);

@@ -210,6 +210,15 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                     "the share of a socket's DDR wire rate STREAM sustains, about three quarters "
                                     "(TI SPRAD45A: copy and triad 74-78%)");
     r.host_memory = node.host().memory_bandwidth_per_socket.value * eff;
+    const auto& io_cache = node.host().io_cache_per_socket;
+    r.host_cache_bytes = static_cast<double>(
+        params
+            .bytes("nccl.shm.host_cache_bytes", io_cache ? io_cache->value : Bytes::of(0),
+                   io_cache ? "the catalog's io_cache_per_socket (" + io_cache->source + ")"
+                            : std::string("none: the catalog names no cache PCIe writes allocate into"))
+            .count());
+    r.host_cache_speedup = params.ratio("nccl.shm.host_cache_speedup", 1.0 / 0.75,
+                                        "the DDR wire rate over what STREAM sustains of it (TI SPRAD45A: 74-78%)");
     // Fallbacks: a GPU's SHM rate over the 2 channels NCCL gives a pair without P2P
     // (ncclTopoGetNchannels); LL at the share of Simple's rate its block reaches over NVLink.
     r.shm_simple_channel = params.bandwidth("nccl.shm.channel_bandwidth", r.shm / 2.0,

@@ -59,6 +59,23 @@
 //                                          ring all-reduce at 4 and 8 channels move 23.1 and 21.3
 //                                          GB/s busbw each way, 185 and 170 GB/s of host memory
 //                                          traffic, where 2 GPUs reach 27.7 (111 GB/s)
+//   nccl.shm.host_cache_bytes      bytes   how much of the SHM connections' buffers the host keeps in
+//                                          its last-level cache (PCIe writes allocate into a few of
+//                                          its ways: Intel DDIO); a collective whose buffers in use, W
+//                                          over a socket's connections (shm_fifo_bytes), exceed it
+//                                          finds the share h = min(1, C / W) of its traffic there.
+//                                          Without a measurement the catalog's io_cache_per_socket;
+//                                          absent, none
+//   nccl.shm.host_cache_speedup    ratio   host memory's rate for that share over its DRAM rate
+//                                          (nccl.shm.host_memory_efficiency): the socket moves
+//                                          R / (h / s + 1 - h); without a measurement 1 / 0.75 (the
+//                                          cache loses nothing of the DDR wire rate that STREAM
+//                                          does). 4 x H200 (calibrate/results/lent-4xh200-2026-11-27-
+//                                          shm-cache): the 4-GPU SHM all-reduce at 8 channels moves
+//                                          32.5 GB/s busbw at 8 MiB (16 MiB of buffers in use), 29.2
+//                                          at 16 MiB (32), 22.0 at 32 MiB (64), 19.3-20.0 from 64 MiB
+//                                          (128); clustersim-hostprobe's 4 GPUs storing into 1-4 MiB
+//                                          buffers each 181-202 GB/s, into 16-64 MiB 124-143
 //   nccl.shm.channel_bandwidth     B/s     what one channel's block moves over SHM with Simple, its
 //                                          steps priced as over NVLink (the block loads each step from
 //                                          host memory over PCIe); without a measurement
@@ -230,6 +247,10 @@ struct NcclRates {
   Bandwidth shm_ll_channel;      // the same with LL (nccl.shm.ll_channel_bandwidth)
   double shm_store_fraction = -1;  // Simple's store share over SHM (nccl.shm.store_fraction; < 0: none)
   Bandwidth host_memory;         // one socket's host memory for SHM traffic
+  // The share of the last-level cache SHM buffers stay in (nccl.shm.host_cache_bytes; 0: none)
+  // and how much faster host memory serves them there (nccl.shm.host_cache_speedup).
+  double host_cache_bytes = 0;
+  double host_cache_speedup = 1;
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
   double nvls_efficiency = 0;
   // Protocol limits.

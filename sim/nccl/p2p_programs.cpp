@@ -217,6 +217,11 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
     h.bytes_per_cycle = bytes;
     return p.add_hop(h);
   };
+  if (t.kind == TransportKind::SHM) {
+    // Each stream receives through its own buffer, a step per slot (one pair: one GPU receives).
+    const double receivers = with_recv ? sys.gpus_per_socket() : 1.0;
+    p.host_bytes = std::max(p.host_bytes, streams * receivers * shm_fifo_bytes(buf, 1, bytes));
+  }
   const int conn = p.add_connection(buf.steps);
   if (ll) {
     // Both groups move every line: the slower one's share of the block.

@@ -178,6 +178,9 @@ struct StepProgram {
   std::vector<int> window;           // slots per connection (in transfers)
   Duration fixed;                    // t0: the collective's fixed cost
   double channel_payload_bytes = 0;  // payload one channel carries (for reports)
+  // Over SHM: the host memory the busiest socket's connections keep in use (collective_program.hpp
+  // shm_fifo_bytes over those connections); 0 without SHM.
+  double host_bytes = 0;
   // Every connection is the send side of a different rank's kernel, and no rank waits for data
   // from a rank downstream of it (a broadcast's or reduce's chain): back to back, each kernel
   // starts its next launch as soon as it is done (see ProgramTiming::loop).

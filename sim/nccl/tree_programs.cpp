@@ -210,6 +210,10 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk)) * pieces;
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
+  if (R > 1 && sys.transport(1, 0).kind == TransportKind::SHM) {
+    // R - 1 of a host's R ranks receive up the chain and R - 1 down, one step per slot.
+    p.host_bytes = 2.0 * nch * sys.gpus_per_socket() * (R - 1.0) / R * shm_fifo_bytes(buf, 1, bytes * pieces);
+  }
 
   // NCCL's tree graph keeps the BALANCED_TREE pattern (init.cc; search.cc falls back to TREE
   // only when the balanced search fails, which the channel search does not model): the chain's

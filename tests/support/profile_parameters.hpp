@@ -39,6 +39,15 @@ inline hardware::ProfileParameter bandwidth_parameter(std::string name, double b
   return p;
 }
 
+inline hardware::ProfileParameter bytes_parameter(std::string name, double bytes) {
+  hardware::ProfileParameter p;
+  p.name = std::move(name);
+  p.kind = hardware::ProfileParameter::Kind::BYTES;
+  p.value = bytes;
+  p.text = format_significant(bytes, 6) + " B";
+  return p;
+}
+
 inline hardware::CalibrationProfile profile_of(std::string name, std::vector<hardware::ProfileParameter> parameters,
                                                hardware::ProfileProvenance provenance = {}) {
   return hardware::CalibrationProfile::from_parts(std::move(name), std::move(provenance), std::move(parameters),

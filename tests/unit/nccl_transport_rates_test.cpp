@@ -34,8 +34,10 @@ TEST_CASE("SHM traffic shares its socket's host memory", "[unit][nccl]") {
   // Per GPU and per channel out of the way (100 GB/s each, no cost per slice), the host memory at
   // 0.6 of the catalog H200 host's 307.2 GB/s per socket: 184.32 GB/s, every SHM byte crossing it
   // twice.
+  // The host's cache is left out (nccl.shm.host_cache_speedup 1; see the next test).
   const auto profile = testing::profile_of(
       "shm", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 0.6),
+              testing::ratio_parameter("nccl.shm.host_cache_speedup", 1.0),
               testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
               testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9),
               testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
@@ -50,6 +52,45 @@ TEST_CASE("SHM traffic shares its socket's host memory", "[unit][nccl]") {
   // Broadcast down a chain of 4: 3 of the 4 GPUs send, 2 x 4 x 4 x 3/4 = 24 flows, 7.68 GB/s each,
   // 30.72 GB/s a link: busbw 30.72 (the fill of a 1 GiB pipeline is below 1%).
   CHECK(p.predict(CollectiveOp::BROADCAST, Bytes::gib(1)).busbw_GBps == Approx(30.72).epsilon(0.01));
+}
+
+TEST_CASE("SHM buffers that the host's cache holds are served faster", "[unit][nccl]") {
+  // A Simple step of 512 KiB (4 MiB over 8 slots), slices of 2 steps: 4 groups of slots, each
+  // holding one slice; a 1 MiB slice fills its group, a 256 KiB one a quarter of it.
+  const ProtocolBuffers simple{Bytes::kib(512), 1.0, 8};
+  CHECK(shm_fifo_bytes(simple, 2, 1048576.0) == 4.0 * 1048576);
+  CHECK(shm_fifo_bytes(simple, 2, 262144.0) == 4.0 * 262144);
+  CHECK(shm_fifo_bytes(simple, 2, 8.0 * 1048576) == 4.0 * 1048576);  // at most the buffer
+  // LL: 8 slots of 16 KiB payload in 32 KiB of lines, 4 KiB of data per step: 8 x 4 KiB x 2.
+  CHECK(shm_fifo_bytes(ProtocolBuffers{Bytes::kib(16), 2.0, 8}, 1, 4096.0) == 65536.0);
+  // Host memory 184.32 GB/s from DRAM, a 32 MiB cache twice as fast: buffers of 64 MiB find half
+  // their traffic there, 184.32 / (0.5 / 2 + 0.5) = 245.76 GB/s; 16 MiB all of it, 368.64.
+  NcclRates r;
+  r.host_memory = Bandwidth::bytes_per_second(184.32e9);
+  r.host_cache_bytes = 32.0 * 1048576;
+  r.host_cache_speedup = 2;
+  auto host = [&](double w) {
+    return resource_capacities(r, w).per_instance[static_cast<int>(ResourceKind::HOST_MEMORY)].bytes_per_second();
+  };
+  CHECK(host(64.0 * 1048576) == Approx(245.76e9));
+  CHECK(host(16.0 * 1048576) == Approx(368.64e9));
+  CHECK(host(0) == Approx(184.32e9));
+  // The ring all-reduce of the test above at 1 GiB: chunks of 2 MiB, slices of 1 MiB, every slot
+  // full: 4 channels x 4 GPUs x 4 MiB = 64 MiB in use, the host at 245.76 GB/s over 32 flows, 4 of
+  // them a GPU's: busbw 30.72 GB/s, less the fill and the ring's final local step, which take a
+  // larger share (under 4%) than at the DRAM rate above.
+  const auto profile = testing::profile_of(
+      "shm-cache", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 0.6),
+                    testing::bytes_parameter("nccl.shm.host_cache_bytes", 32.0 * 1048576),
+                    testing::ratio_parameter("nccl.shm.host_cache_speedup", 2.0),
+                    testing::bandwidth_parameter("nccl.shm.bandwidth", 100e9),
+                    testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 100e9),
+                    testing::duration_parameter("nccl.simple.slice_overhead", 0.0)});
+  const CollectivePredictor p = predictor(
+      "hgx-h200", 4,
+      {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_NVLS_ENABLE", "0"}}, &profile);
+  REQUIRE(p.channels().coll_channels == 4);
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(1)).busbw_GBps == Approx(30.72).epsilon(0.04));
 }
 
 TEST_CASE("an SHM channel's block moves at its own rate", "[unit][nccl]") {

@@ -75,10 +75,11 @@ TEST_CASE("a shared resource: alone at full rate, shared while busy together, wo
 }
 
 TEST_CASE("a tree over SHM shares its socket's host memory over time, not as a steady share", "[unit][nccl]") {
-  // Host memory binds (1% of the catalog's socket bandwidth); the GPUs' SHM links and an SHM
-  // channel's block are left wide open.
+  // Host memory binds (1% of the catalog's socket bandwidth, its cache left out); the GPUs' SHM
+  // links and an SHM channel's block are left wide open.
   const auto profile = testing::profile_of(
       "host-bound", {testing::ratio_parameter("nccl.shm.host_memory_efficiency", 0.01),
+                     testing::ratio_parameter("nccl.shm.host_cache_speedup", 1.0),
                      testing::bandwidth_parameter("nccl.shm.bandwidth", 1e12),
                      testing::bandwidth_parameter("nccl.shm.channel_bandwidth", 1e12)});
   static const hardware::Catalog catalog = hardware::Catalog::load();
