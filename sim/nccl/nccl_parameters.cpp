@@ -206,7 +206,10 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     // SHM traffic crosses the host memory twice (store, load) per byte, every GPU of a socket's
     // together; and a channel's block, which loads each step from host memory over PCIe, moves
     // less than over NVLink (per protocol; fallback: the block's rate, no further limit).
-    const double eff = params.ratio("nccl.shm.host_memory_efficiency", 0.75,
+    // What STREAM sustains of the DDR wire rate (TI SPRAD45A: copy and triad 74-78%): the DRAM
+    // share's fallback, and its inverse the cache's (which loses none of it).
+    constexpr double kStreamShare = 0.75;
+    const double eff = params.ratio("nccl.shm.host_memory_efficiency", kStreamShare,
                                     "the share of a socket's DDR wire rate STREAM sustains, about three quarters "
                                     "(TI SPRAD45A: copy and triad 74-78%)");
     r.host_memory = node.host().memory_bandwidth_per_socket.value * eff;
@@ -217,7 +220,7 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                    io_cache ? "the catalog's io_cache_per_socket (" + io_cache->source + ")"
                             : std::string("none: the catalog names no cache PCIe writes allocate into"))
             .count());
-    r.host_cache_speedup = params.ratio("nccl.shm.host_cache_speedup", 1.0 / 0.75,
+    r.host_cache_speedup = params.ratio("nccl.shm.host_cache_speedup", 1.0 / kStreamShare,
                                         "the DDR wire rate over what STREAM sustains of it (TI SPRAD45A: 74-78%)");
     // Fallbacks: a GPU's SHM rate over the 2 channels NCCL gives a pair without P2P
     // (ncclTopoGetNchannels); LL at the share of Simple's rate its block reaches over NVLink.

@@ -1,6 +1,7 @@
 #pragma once
 // Calibration profiles that tests build from a few parameters.
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,7 +45,7 @@ inline hardware::ProfileParameter bytes_parameter(std::string name, double bytes
   p.name = std::move(name);
   p.kind = hardware::ProfileParameter::Kind::BYTES;
   p.value = bytes;
-  p.text = format_significant(bytes, 6) + " B";
+  p.text = format_bytes(Bytes::of(std::llround(bytes)));
   return p;
 }
 
