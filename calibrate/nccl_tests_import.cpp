@@ -48,6 +48,11 @@ struct Columns {
   int oop_time = 5, oop_algbw = 6, oop_busbw = 7, oop_wrong = 8;
   int ip_time = 9, ip_algbw = 10, ip_busbw = 11, ip_wrong = 12;
   int preamble() const { return oop_time; }
+  // Where NCCL's debug lines may cut a row that nccl-tests prints in pieces (NCCL_DEBUG=INFO with
+  // per-call subsystems such as TUNING): after its first columns, and after the out-of-place ones.
+  bool split_point(std::size_t n) const {
+    return static_cast<int>(n) == preamble() || (ip_time > oop_time && static_cast<int>(n) == ip_time);
+  }
   std::string describe;
 };
 
@@ -271,8 +276,11 @@ class LogParser {
     std::smatch m;
     if (!s.empty() && s[0] == '[' && std::regex_search(s, m, tag_re)) s = m.suffix();
     if (has(s, "] NCCL ") && std::regex_search(s, m, info_re)) {
-      nccl_info(s.substr(static_cast<std::size_t>(m.position(0))));
-      s = s.substr(0, static_cast<std::size_t>(m.position(0)));
+      auto at = static_cast<std::size_t>(m.position(0));
+      // A row's "N/A" (#wrong) glued to a host name: the host name's match starts at the "A".
+      if (at >= 2 && s.compare(at - 2, 3, "N/A") == 0) ++at;
+      nccl_info(s.substr(at));
+      s = s.substr(0, at);
     } else if (s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) {
       nccl_info(s);
       return;
@@ -352,9 +360,12 @@ class LogParser {
     std::vector<std::string> all = toks;
     int first_line = n;
     if (pending_) {
-      // A row whose first columns came before interleaved NCCL lines: these are its timing columns.
+      // A row whose first columns came before interleaved NCCL lines: these are its next columns
+      // (the rest of it, or the out-of-place timing when the in-place one comes on a later line).
       const Columns c = columns_for(pending_->size() + toks.size());
-      if (static_cast<int>(pending_->size()) == c.preamble() && static_cast<int>(toks.size()) == c.total - c.preamble()) {
+      const std::size_t have = pending_->size() + toks.size();
+      if (c.split_point(pending_->size()) && static_cast<int>(have) <= c.total &&
+          (static_cast<int>(have) == c.total || c.split_point(have))) {
         all = *pending_;
         all.insert(all.end(), toks.begin(), toks.end());
         first_line = pending_line_;
@@ -365,9 +376,9 @@ class LogParser {
       pending_.reset();
     }
     const Columns c = columns_for(all.size());
-    if (static_cast<int>(all.size()) == c.preamble()) {
+    if (static_cast<int>(all.size()) < c.total && c.split_point(all.size())) {
       pending_ = all;
-      pending_line_ = n;
+      pending_line_ = first_line;
       return;
     }
     if (static_cast<int>(all.size()) != c.total) {

@@ -218,7 +218,8 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
     const nc::TunerChoice c = predictor.choice(*op, sizes.back());
     std::ostringstream ex;
     ex << "# explain " << sizes.back().count() << " B: " << nc::nccl_name(c.algorithm) << "/" << nc::nccl_name(c.protocol)
-       << ", " << c.channels << " channels, NCCL estimate " << fixed(c.estimated_us, 1) << " us\n";
+       << ", " << c.channels << " channels of " << c.threads << " threads, NCCL estimate " << fixed(c.estimated_us, 1)
+       << " us\n";
     if (predictor.system().nranks() > 1 && sizes.back().count() > 0) {
       const nc::StepProgram p = predictor.program(*op, sizes.back(), c);
       ex << "#   " << p.transfers.size() << " transfers, " << p.connections << " connections, fixed cost "

@@ -47,6 +47,7 @@ StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const Tune
   shape.bytes = nccl_bytes(op, size);
   shape.channels = c.channels;
   shape.channel_bytes = c.channel_bytes;
+  shape.threads = c.threads;
   shape.in_place = in_place;
   return build_program(context(), shape);
 }

@@ -187,6 +187,20 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& 
   return shm.bytes_per_second() > 0 ? std::min(b, shm) : b;
 }
 
+double thread_factor(const ProgramContext& ctx, const CollectiveShape& s, const HopTransport& t) {
+  if (s.threads <= 0 || s.algorithm != Algorithm::RING) return 1.0;
+  const auto& dev = ctx.version.device;
+  const int data = s.protocol == Protocol::SIMPLE ? s.threads - 32 : s.threads;
+  const int def = dev.max_threads[static_cast<int>(s.protocol)];
+  const double half = s.protocol == Protocol::LL      ? ctx.rates.ll_half_threads
+                      : s.protocol == Protocol::LL128 ? ctx.rates.ll128_half_threads
+                      : t.kind == TransportKind::SHM  ? ctx.rates.shm_half_threads
+                                                      : ctx.rates.simple_half_threads;
+  if (data <= 0 || def <= 0 || !(half > 0) || data == def) return 1.0;
+  auto g = [half](double n) { return n / (n + half); };
+  return g(data) / g(def);
+}
+
 int relay_pieces(const ProgramContext& ctx, Protocol p, long long chunk, long long per_channel) {
   if (p != Protocol::LL) return 1;
   const long long pass = std::max<long long>(1, ctx.version.device.max_threads[pi(Protocol::LL)] * 8LL);
@@ -330,7 +344,8 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
     const double nic_flows = net ? nch * hosts_per_node / nics : 0;
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol);
     h.wire_factor = buf.wire;
-    h.channel_cap = block_rate(ctx, s.protocol, t) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
+    h.channel_cap = block_rate(ctx, s.protocol, t) * thread_factor(ctx, s, t) /
+                    step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
     set_step_timing(ctx, t, s.protocol, h);
     h.multiplicity = nch;
     h.endpoints = {from % sys.gpus(), to % sys.gpus(), (to / sys.gpus()) > (from / sys.gpus()) ? 1 : 0};
@@ -346,7 +361,8 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
       Hop h;
       h.label = "local copy";
       h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
-      h.channel_cap = block_rate(ctx, s.protocol, p.hops[hop_of_role[r]].transport) / local_w;
+      const HopTransport& ht = p.hops[hop_of_role[r]].transport;
+      h.channel_cap = block_rate(ctx, s.protocol, ht) * thread_factor(ctx, s, ht) / local_w;
       h.occupancy = p.hops[hop_of_role[r]].occupancy;
       h.multiplicity = nch;
       h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
@@ -442,7 +458,8 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
                        s.protocol, (n - 1.0) / n, n > 2);
       h.wire_factor = buf.wire;
       h.channel_cap =
-          block_rate(ctx, s.protocol, t, n > 2) / step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
+          block_rate(ctx, s.protocol, t, n > 2) * thread_factor(ctx, s, t) /
+          step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
       if (s.protocol == Protocol::SIMPLE && (hw_class(t) == HwClass::NVLINK || t.kind == TransportKind::SHM)) {
         // Each Simple step (one slice: BROADCAST/REDUCE_SLICESTEPS = CHUNKSTEPS = 1) ends with the

@@ -131,6 +131,8 @@ struct CollectiveShape {
   // from the output buffer (all_gather.h / broadcast.h directSend: 1 load, 1 store) instead of
   // copying the input to the output as they send (directCopySend: 1 load, 2 stores).
   bool in_place = false;
+  // The block's threads (TunerChoice::threads, with Simple's extra sync warp); 0: NCCL's default.
+  int threads = 0;
 };
 
 // The payload of the busiest channel.
@@ -184,6 +186,13 @@ Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p);
 // The block rate of protocol p on a hop of transport t (over SHM: at most its SHM figure, times
 // nccl.shm.two_way_efficiency where the GPU also stores into host memory: `two_way` as make_hop's).
 Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& t, bool two_way = true);
+// What a ring's block with `s.threads` threads moves over its rate at NCCL's default threads
+// (512; 640 with LL128), t = the threads that move data (Simple's ring block has one sync warp
+// more): g(t) / g(t_default) with g(t) = t / (t + t_half), t_half the protocol's (Simple over SHM
+// its own; nccl_parameters.hpp): a block's loads in flight grow with its threads until the block's
+// own limit binds. 1 when s.threads is 0 (NCCL's default) or the algorithm is not a ring (NCCL
+// launches Tree with 640 threads whatever NCCL_NTHREADS says).
+double thread_factor(const ProgramContext& ctx, const CollectiveShape& s, const HopTransport& t);
 // A hop between two ranks with resource loads: flows per GPU link and per NIC as given. Over SHM
 // each flow also stores into and loads from its socket's host memory: 2 x flows per GPU x the
 // communicator's GPUs on the socket x `sending_share` (the share of them that send on this hop: a

@@ -155,7 +155,7 @@ const std::set<std::string>& ignored_names() {
       "NCCL_ASYNC_ERROR_HANDLING", "NCCL_BLOCKING_WAIT", "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE",
       "NCCL_GRAPH_DUMP_FILE", "NCCL_GRAPH_FILE", "NCCL_NET_SHARED_BUFFERS",
       "NCCL_NET_SHARED_COMMS", "NCCL_PROTO_THRESHOLD", "NCCL_RUNTIME_CONNECT", "NCCL_WORK_FIFO_BYTES",
-      "NCCL_MNNVL_ENABLE", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS",
+      "NCCL_MNNVL_ENABLE", "NCCL_NCHANNELS_PER_NET_PEER",
       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_CHECK_POINTERS", "NCCL_SET_THREAD_NAME", "NCCL_P2P_DIRECT_DISABLE",
       "NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_BUFFSIZE_SCHEME", "NCCL_PROFILER_PLUGIN",
       "NCCL_COMM_BLOCKING", "NCCL_CONF_FILE", "NCCL_HOME"};
@@ -171,7 +171,7 @@ const std::set<std::string>& modelled_names() {
       "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
       "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
       "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
-      "NCCL_ALLOC_P2P_NET_LL_BUFFERS"};
+      "NCCL_ALLOC_P2P_NET_LL_BUFFERS", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS"};
   return s;
 }
 
@@ -251,6 +251,10 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.min_nchannels = parse_int(where, var, value, 0, 1024);
     } else if (var == "NCCL_MAX_NCHANNELS" || var == "NCCL_MAX_NRINGS") {
       e.max_nchannels = parse_int(where, var, value, 1, 1024);
+    } else if (var == "NCCL_NTHREADS") {
+      e.nthreads = parse_int(where, var, value, -(1 << 20), 1 << 20);  // <= 0: unset
+    } else if (var == "NCCL_LL128_NTHREADS") {
+      e.ll128_nthreads = parse_int(where, var, value, -(1 << 20), 1 << 20);
     } else if (var == "NCCL_BUFFSIZE") {
       e.buffsize = parse_size(where, var, value);
     } else if (var == "NCCL_LL_BUFFSIZE") {

@@ -54,6 +54,9 @@ struct NcclEnv {
   std::optional<PathType> net_gdr_level;
   bool net_gdr_read_disable = false;
   std::optional<int> min_nchannels, max_nchannels;
+  // NCCL_NTHREADS and NCCL_LL128_NTHREADS as given (NCCL's tuner bounds them per protocol:
+  // Tuner::max_threads).
+  std::optional<int> nthreads, ll128_nthreads;
   std::optional<Bytes> buffsize, ll_buffsize, ll128_buffsize;
   std::optional<Bytes> p2p_net_chunksize, p2p_nvl_chunksize, p2p_pci_chunksize;
   std::optional<Bytes> nvls_chunksize, nvlstree_max_chunksize;  // NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE

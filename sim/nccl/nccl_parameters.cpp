@@ -170,6 +170,17 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");
+  // How a ring channel's rate follows its block's threads (NCCL_NTHREADS, NCCL_LL128_NTHREADS).
+  // Measured on 4 x H200 with one channel (calibrate/results/lent-4xh200-2026-11-28-threads): the
+  // all-reduce's busbw at 128, 256 and 512 threads is 0.68, 0.90 and 1 of 512's with Simple over
+  // NVLink (t / (t + 85)), 0.30, 0.56 and 1 with LL (t_half 1850: nearly in proportion), 0.34,
+  // 0.57 and 1 with Simple over SHM (940); with LL128 at 160, 320, 480 and 640 threads 0.43, 0.72,
+  // 0.96 and 1 (400 keeps each within 8%). Not yet fitted by nccl_fit; other GPUs take H200's.
+  const std::string threads_source = "4 x H200, one channel (calibrate/results/lent-4xh200-2026-11-28-threads)";
+  r.simple_half_threads = params.ratio("nccl.simple.half_rate_threads", 85, threads_source);
+  r.ll_half_threads = params.ratio("nccl.ll.half_rate_threads", 1850, threads_source);
+  r.ll128_half_threads = params.ratio("nccl.ll128.half_rate_threads", 400, threads_source);
+  r.shm_half_threads = params.ratio("nccl.shm.half_rate_threads", 940, threads_source);
   // The catalog's measured share of a block's stores (clustersim-storeprobe: one 512-thread block,
   // outputs in the GPU's own memory) where it has one; otherwise loads and stores alike.
   r.store_fraction = store_share(gpu->sm_store_share ? &*gpu->sm_store_share : nullptr, "nccl.store_fraction",

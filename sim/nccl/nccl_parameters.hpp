@@ -94,6 +94,14 @@
 //                                          memory); without a measurement Simple's SHM figure x LL's
 //                                          share of Simple's block rate over NVLink.
 //                                          4 x H200: ring all-reduce at 4 channels 9.3 GB/s busbw
+//   nccl.simple.half_rate_threads  ratio   threads at which a ring channel's Simple block over NVLink
+//                                          moves half its rate: with t threads it moves t / (t +
+//                                          t_half) of what it would with many, and the channel
+//                                          bandwidths above are those of NCCL's default (512
+//                                          threads; 640 with LL128). 4 x H200: 85
+//   nccl.ll.half_rate_threads      ratio   the same with LL (4 x H200: 1850, nearly in proportion)
+//   nccl.ll128.half_rate_threads   ratio   the same with LL128 (4 x H200: 400)
+//   nccl.shm.half_rate_threads     ratio   the same with Simple over SHM (4 x H200: 940)
 //   nccl.nvls.efficiency           ratio   NVLS all-reduce algorithm bandwidth over the NVLink rate
 //                                          NCCL assumes for the GPU; NCCL 2.28's nvlsEfficiency (sm90
 //                                          0.85, sm100 0.74) x the NVLS graph's channels x speed over
@@ -254,6 +262,10 @@ struct NcclRates {
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
   double nvls_efficiency = 0;
   // Protocol limits.
+  // Threads at which a ring channel's block moves half of what it moves with many: its rate
+  // follows t / (t + t_half) (collective_program.hpp thread_factor); per protocol over P2P and
+  // NET, and Simple over SHM (nccl.<proto>.half_rate_threads, nccl.shm.half_rate_threads).
+  double simple_half_threads = 0, ll_half_threads = 0, ll128_half_threads = 0, shm_half_threads = 0;
   Bandwidth ll_channel;
   Bandwidth ll128_channel;
   Bandwidth simple_channel;

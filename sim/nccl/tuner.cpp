@@ -86,17 +86,36 @@ Tuner::Tuner(const NcclSystem& system, const ChannelPlan& channels, const NcclVe
     : sys_(&system), ch_(&channels), ver_(&version), env_(&env) {
   nnodes_ = system.nccl_nodes();
   nranks_ = system.nranks();
-  // Threads per channel (tuning.cc ncclTopoTuneModel, NCCL_NTHREADS unset).
+  // Threads per channel (tuning.cc ncclTopoTuneModel): Ring and Tree take NCCL_NTHREADS with
+  // Simple (default 512, or 256 for a ring whose graph moves no more than a PCIe Gen3 x16 link)
+  // and LL, NCCL_LL128_NTHREADS with LL128; a value that is not a whole number of warps becomes
+  // the maximum, one out of range its nearest bound (getNthreads), a value <= 0 is unset.
   const auto& d = version.device;
   const int simple_ring =
       channels.ring.bw_intra * channels.ring.n_channels <= version.topology.pci_gen3_x16.gigabytes_per_second() ? 256
                                                                                                                  : d.max_threads[2];
+  auto threads = [](std::optional<int> set, int lo, int hi, int def) {
+    if (!set || *set <= 0) return def;
+    return *set % 32 != 0 ? hi : std::clamp(*set, lo, hi);
+  };
+  const int nt_ring_simple = threads(env.nthreads, 64, d.max_threads[2], simple_ring);
+  const int nt_tree_simple = threads(env.nthreads, 64, d.max_threads[2], d.max_threads[2]);
+  const int nt_ll = threads(env.nthreads, 64, d.max_threads[0], d.max_threads[0]);
+  const int nt_ll128 = threads(env.ll128_nthreads, d.max_threads[1] / 4, d.max_threads[1], d.max_threads[1]);
+  auto note_bound = [&](const char* name, std::optional<int> set, int used, int lo, int hi) {
+    if (!set || *set <= 0 || *set == used) return;
+    notes_.push_back(std::string(name) + "=" + std::to_string(*set) + " is not a multiple of 32 from " +
+                     std::to_string(lo) + " to " + std::to_string(hi) + "; NCCL runs " + std::to_string(used) +
+                     " threads");
+  };
+  note_bound("NCCL_NTHREADS", env.nthreads, nt_tree_simple, 64, d.max_threads[2]);
+  note_bound("NCCL_LL128_NTHREADS", env.ll128_nthreads, nt_ll128, d.max_threads[1] / 4, d.max_threads[1]);
   for (Algorithm a : kAllAlgorithms) {
     for (Protocol p : kAllProtocols) {
       int nt = d.max_threads_all;
       if (a == Algorithm::RING || a == Algorithm::TREE) {
-        nt = p == Protocol::LL ? d.max_threads[0] : p == Protocol::LL128 ? d.max_threads[1]
-                                                  : (a == Algorithm::RING ? simple_ring : d.max_threads[2]);
+        nt = p == Protocol::LL ? nt_ll : p == Protocol::LL128 ? nt_ll128
+                                      : (a == Algorithm::RING ? nt_ring_simple : nt_tree_simple);
       }
       max_threads_[ai(a)][pi(p)] = nt;
       thread_threshold_[ai(a)][pi(p)] = d.thread_threshold[pi(p)];

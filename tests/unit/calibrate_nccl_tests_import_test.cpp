@@ -277,3 +277,28 @@ TEST_CASE("nccl-tests import: a 0-byte row is skipped with a warning", "[unit][c
   REQUIRE(r.environment->warnings.size() == 1);
   CHECK_THAT(r.environment->warnings[0], Catch::Contains("ag.log") && Catch::Contains("0 bytes"));
 }
+
+TEST_CASE("nccl-tests import: a row cut in three by per-call NCCL INFO lines", "[unit][calibrate]") {
+  // NCCL_DEBUG_SUBSYS=TUNING prints a line per call, so a broadcast row arrives in three pieces:
+  // its first columns, then the out-of-place timing (its "N/A" glued to the next INFO line's host
+  // name "vm"), then the in-place timing.
+  const std::string info = "vm:2592:2592 [0] NCCL INFO Broadcast: 4194304 Bytes -> Algo RING proto SIMPLE\n";
+  const std::string log =
+      "#  Rank  0 Group  0 Pid 1 on vm device  0 [0000:01:00] NVIDIA H200\n"
+      "#  Rank  1 Group  0 Pid 2 on vm device  1 [0000:02:00] NVIDIA H200\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+      "     4194304       1048576     float    none       0" + info + info +
+      "   203.27   20.63   20.63    N/A" + info + info +
+      "   194.74   21.54   21.54    N/A\n";
+  const auto r = import_nccl_tests_text({{"bcast.txt", log}}, {.op = std::string("broadcast")});
+  REQUIRE(r.collectives.size() == 2);
+  const auto& oop = r.collectives[0];
+  REQUIRE(oop.points.size() == 1);
+  CHECK(oop.root == 0);
+  CHECK(oop.points[0].time_us == Approx(203.27));
+  CHECK_FALSE(oop.points[0].errors);  // N/A: not checked
+  REQUIRE(r.collectives[1].points.size() == 1);
+  CHECK(r.collectives[1].points[0].time_us == Approx(194.74));
+  // broadcast: busbw = algbw; 4194304 B / 203.27 us = 20.63 GB/s.
+  check_factor(oop, 1.0);
+}
