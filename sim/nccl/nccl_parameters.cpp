@@ -175,7 +175,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
   // all-reduce's busbw at 128, 256 and 512 threads is 0.68, 0.90 and 1 of 512's with Simple over
   // NVLink (t / (t + 85)), 0.30, 0.56 and 1 with LL (t_half 1850: nearly in proportion), 0.34,
   // 0.57 and 1 with Simple over SHM (940); with LL128 at 160, 320, 480 and 640 threads 0.43, 0.72,
-  // 0.96 and 1 (400 keeps each within 8%). Not yet fitted by nccl_fit; other GPUs take H200's.
+  // 0.96 and 1 (400 keeps each within 8%). These are the fallbacks; the built-in H200 profile fits
+  // all four with those runs (Simple 103, LL 1928, LL128 572, SHM 1528). Other GPUs take H200's.
   const std::string threads_source = "4 x H200, one channel (calibrate/results/lent-4xh200-2026-11-28-threads)";
   r.simple_half_threads = params.ratio("nccl.simple.half_rate_threads", 85, threads_source);
   r.ll_half_threads = params.ratio("nccl.ll.half_rate_threads", 1850, threads_source);

@@ -98,10 +98,13 @@
 //                                          moves half its rate: with t threads it moves t / (t +
 //                                          t_half) of what it would with many, and the channel
 //                                          bandwidths above are those of NCCL's default (512
-//                                          threads; 640 with LL128). 4 x H200: 85
-//   nccl.ll.half_rate_threads      ratio   the same with LL (4 x H200: 1850, nearly in proportion)
-//   nccl.ll128.half_rate_threads   ratio   the same with LL128 (4 x H200: 400)
-//   nccl.shm.half_rate_threads     ratio   the same with Simple over SHM (4 x H200: 940)
+//                                          threads; 640 with LL128). 4 x H200's one-channel
+//                                          runs: 85; the profile's fit: 103
+//   nccl.ll.half_rate_threads      ratio   the same with LL (4 x H200: 1850, nearly in
+//                                          proportion; fitted 1928)
+//   nccl.ll128.half_rate_threads   ratio   the same with LL128 (4 x H200: 400; fitted 572)
+//   nccl.shm.half_rate_threads     ratio   the same with Simple over SHM (4 x H200: 940;
+//                                          fitted 1528)
 //   nccl.nvls.efficiency           ratio   NVLS all-reduce algorithm bandwidth over the NVLink rate
 //                                          NCCL assumes for the GPU; NCCL 2.28's nvlsEfficiency (sm90
 //                                          0.85, sm100 0.74) x the NVLS graph's channels x speed over
