@@ -190,7 +190,7 @@ Bandwidth block_rate(const ProgramContext& ctx, Protocol p, const HopTransport& 
 double thread_factor(const ProgramContext& ctx, const CollectiveShape& s, const HopTransport& t) {
   if (s.threads <= 0 || s.algorithm != Algorithm::RING) return 1.0;
   const auto& dev = ctx.version.device;
-  const int data = s.protocol == Protocol::SIMPLE ? s.threads - 32 : s.threads;
+  const int data = s.protocol == Protocol::SIMPLE ? s.threads - kWarpSize : s.threads;  // less the sync warp
   const int def = dev.max_threads[static_cast<int>(s.protocol)];
   const double half = s.protocol == Protocol::LL      ? ctx.rates.ll_half_threads
                       : s.protocol == Protocol::LL128 ? ctx.rates.ll128_half_threads

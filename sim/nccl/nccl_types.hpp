@@ -68,4 +68,7 @@ bool size_is_total_across_ranks(CollectiveOp op);
 // ceil(a / b) for a >= 0, b > 0 (NCCL's DIVUP / divUp).
 inline constexpr long long div_up(long long a, long long b) { return (a + b - 1) / b; }
 
+// Threads of a CUDA warp (NCCL's WARP_SIZE): thread counts come in whole warps.
+inline constexpr int kWarpSize = 32;
+
 }  // namespace clustersim::sim::nccl

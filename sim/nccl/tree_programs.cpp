@@ -80,8 +80,7 @@ TreeBlock tree_block(const ProgramContext& ctx, Protocol p, const HopTransport* 
   b.store_fraction = f < 0 ? 0.5 : f;
   const auto& dev = ctx.version.device;
   const int nthreads = dev.max_threads_all;  // enqueue.cc: Tree always runs NCCL_MAX_NTHREADS
-  constexpr int kWarp = 32;
-  int up_threads = nthreads * 7 / (10 * kWarp) * kWarp;
+  int up_threads = nthreads * 7 / (10 * kWarpSize) * kWarpSize;
   if (p == Protocol::SIMPLE) {
     up_threads = nthreads / 2;
     if (up_threads >= 256) up_threads += 64;

@@ -96,19 +96,20 @@ Tuner::Tuner(const NcclSystem& system, const ChannelPlan& channels, const NcclVe
                                                                                                                  : d.max_threads[2];
   auto threads = [](std::optional<int> set, int lo, int hi, int def) {
     if (!set || *set <= 0) return def;
-    return *set % 32 != 0 ? hi : std::clamp(*set, lo, hi);
+    return *set % kWarpSize != 0 ? hi : std::clamp(*set, lo, hi);
   };
-  const int nt_ring_simple = threads(env.nthreads, 64, d.max_threads[2], simple_ring);
-  const int nt_tree_simple = threads(env.nthreads, 64, d.max_threads[2], d.max_threads[2]);
-  const int nt_ll = threads(env.nthreads, 64, d.max_threads[0], d.max_threads[0]);
+  constexpr int kMinThreads = 2 * kWarpSize;  // Simple and LL
+  const int nt_ring_simple = threads(env.nthreads, kMinThreads, d.max_threads[2], simple_ring);
+  const int nt_tree_simple = threads(env.nthreads, kMinThreads, d.max_threads[2], d.max_threads[2]);
+  const int nt_ll = threads(env.nthreads, kMinThreads, d.max_threads[0], d.max_threads[0]);
   const int nt_ll128 = threads(env.ll128_nthreads, d.max_threads[1] / 4, d.max_threads[1], d.max_threads[1]);
   auto note_bound = [&](const char* name, std::optional<int> set, int used, int lo, int hi) {
     if (!set || *set <= 0 || *set == used) return;
-    notes_.push_back(std::string(name) + "=" + std::to_string(*set) + " is not a multiple of 32 from " +
+    notes_.push_back(std::string(name) + "=" + std::to_string(*set) + " is not a multiple of " + std::to_string(kWarpSize) + " from " +
                      std::to_string(lo) + " to " + std::to_string(hi) + "; NCCL runs " + std::to_string(used) +
                      " threads");
   };
-  note_bound("NCCL_NTHREADS", env.nthreads, nt_tree_simple, 64, d.max_threads[2]);
+  note_bound("NCCL_NTHREADS", env.nthreads, nt_tree_simple, kMinThreads, d.max_threads[2]);
   note_bound("NCCL_LL128_NTHREADS", env.ll128_nthreads, nt_ll128, d.max_threads[1] / 4, d.max_threads[1]);
   for (Algorithm a : kAllAlgorithms) {
     for (Protocol p : kAllProtocols) {
@@ -466,10 +467,10 @@ TunerChoice Tuner::choose(CollectiveOp op, Bytes bytes) const {
     while (nbytes < static_cast<long long>(nc) * nt * thr && nt % 128 == 0) nt /= 2;
   }
   if (c.protocol == Protocol::SIMPLE) {
-    if (c.algorithm == Algorithm::RING) nt += 32;
-    if (c.algorithm == Algorithm::TREE) nt += 4 * 32;
+    if (c.algorithm == Algorithm::RING) nt += kWarpSize;
+    if (c.algorithm == Algorithm::TREE) nt += 4 * kWarpSize;
   }
-  nt = nt / 32 < 3 ? 3 * 32 : nt;
+  nt = nt / kWarpSize < 3 ? 3 * kWarpSize : nt;
   if (new_scheduler && (c.algorithm == Algorithm::TREE || c.algorithm == Algorithm::PAT)) nt = ver_->device.max_threads_all;
   c.channels = std::max(1, nc);
   c.max_channels = c.channels;

@@ -37,15 +37,20 @@ TEST_CASE("a Simple ring's slices follow one another on the sending block", "[un
   // All-gather of 4 KiB on 4 ranks, one channel: one loop of 1 KiB chunks, each step in 2 slices
   // of 512 B; every rank runs 3 sending steps and the final receive, 8 slices, one after another
   // on its block (the flag's 0.6 us flight hides behind the block's own 1.4 us): base latency
-  // 8.4 us + 8 x 1.4 us = 19.6 us, plus 8 slices of 512 B at the block's copy rate. At 4 KiB NCCL
-  // halves the block's threads while the size is below threads x 64 (512 -> 64), and 64 threads
-  // copy at (64 / 149) / (512 / 597) = 0.50 of 512's rate (t_half 85): the slices take ~0.3 us.
+  // 8.4 us + 8 x 1.4 us = 19.6 us, plus the slices' copies. At 4 KiB NCCL halves the block's
+  // threads while the size is below threads x 64 (512 -> 64, and a sync warp: 96), and 64 threads
+  // copy at g(64) / g(512) = (64 / 149) / (512 / 597) = 0.5008 of 512's rate (t_half 85): the
+  // block's 38.7 GB/s (NCCL's Hopper perChMaxTreeBw) becomes 19.38. The 6 sending slices
+  // (copySend, w(1, 2) = 1 + 0.773 with the catalog H200's store share) move at 19.38 / 1.773 =
+  // 10.93 GB/s, 6 x 512 B / 10.93 GB/s = 0.281 us, the final receive's 2 at 19.38, 0.053 us:
+  // 19.6 + 0.334 = 19.93 us.
   const auto small = p.predict(CollectiveOp::ALL_GATHER, Bytes::kib(4));
   CHECK(p.choice(CollectiveOp::ALL_GATHER, Bytes::kib(4)).threads == 64 + 32);
-  CHECK(small.gpu_time.microseconds() == Approx(19.6 + 0.3).margin(0.3));
-  // All-reduce: 6 sending steps and the final receive, 14 slices: 8.4 + 14 x 1.4 = 28.0 us, and
-  // their copies (twice as many bytes moved, reductions costing more) ~0.5 us.
-  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).gpu_time.microseconds() == Approx(28.0 + 0.5).margin(0.3));
+  CHECK(small.gpu_time.microseconds() == Approx(19.6 + 0.334).margin(0.05));
+  // All-reduce: 6 sending steps and the final receive, 14 slices: 8.4 + 14 x 1.4 = 28.0 us; the
+  // 12 sending slices at 19.38 / 1.5 = 12.92 GB/s (the mean of w(1,1), 2 w(2,1), w(2,2), 2 w(1,2)
+  // is (1 + 2 x 1.227 + 2 + 2 x 1.773) / 6 = 1.5), 0.476 us, the 2 local ones 0.053: 28.53 us.
+  CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).gpu_time.microseconds() == Approx(28.0 + 0.529).margin(0.05));
 }
 
 TEST_CASE("a Simple chain's steps each pay the block's synchronisation, a reduce's less", "[unit][nccl]") {
