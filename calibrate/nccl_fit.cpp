@@ -42,6 +42,8 @@ struct Point {
   std::string transport;
   bool in_place = false;       // matters for one rank (no launch in place)
   int iters = 20;              // -n: the timed loop's launches share its closing wait
+  int threads = 1;             // -t: threads of one process launching side by side
+  int gpus_per_thread = 1;     // -g
   int pair_src = -1;           // a P2P pair: one send from src to dst, the other ranks idle
   int pair_dst = -1;
 };
@@ -118,6 +120,8 @@ class Problem {
       nc::NcclTestsMethod m;
       m.in_place = pt.in_place;
       m.iters = pt.iters;
+      m.threads_per_process = pt.threads;
+      m.gpus_per_thread = pt.gpus_per_thread;
       const double t = (pt.pair_src >= 0 ? preds[pt.config]->predict_pair(pt.size, pt.pair_src, pt.pair_dst, m)
                                          : preds[pt.config]->predict(pt.op, pt.size, m))
                            .time.microseconds();
@@ -306,6 +310,8 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
       p.op = *op;
       p.in_place = c.in_place;
       p.iters = c.iters.value_or(20);
+      p.threads = c.threads_per_process.value_or(1);
+      p.gpus_per_thread = c.gpus_per_thread.value_or(1);
       p.size = bytes_of(pt.size_bytes, "collectives");
       p.measured_us = pt.time_us;
       p.fold = index++ % 2;

@@ -75,6 +75,7 @@ struct Block {
   std::optional<std::string> binary;
   int binary_line = 0;
   std::optional<int> warmup, iters;
+  std::optional<int> threads, gpus_per_thread;  // the header's nThread and nGpus (-t, -g)
   std::optional<Columns> columns;
   std::map<int, RankInfo> ranks;
   std::map<std::string, std::string> env;
@@ -263,7 +264,7 @@ class LogParser {
     static const std::regex info_re(R"([A-Za-z][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\] NCCL (INFO|WARN|TRACE))");
     static const std::regex rank_re(
         R"(^\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.+?)\s*$)");
-    static const std::regex threads_re(R"(nThread\s+\d+\s+nGpus\s+\d+)");
+    static const std::regex threads_re(R"(nThread\s+(\d+)\s+nGpus\s+(\d+))");
     static const std::regex iters_re(R"(warmup iters:\s*(\d+)\s+iters:\s*(\d+))");
     static const std::regex start_re(R"(Collective test starting:\s*(\S+))");
     static const std::regex tests_version_re(R"(nccl-tests version\s+(\S+)(?:.*nccl-library=(\d+))?)");
@@ -303,9 +304,11 @@ class LogParser {
       current().binary_line = n;
       return;
     }
-    if (has(body, "nThread") && std::regex_search(body, threads_re)) {
+    if (has(body, "nThread") && std::regex_search(body, m, threads_re)) {
       if (current().seen_threads_line || !current().rows.empty()) open_block(n);
       current().seen_threads_line = true;
+      current().threads = to_small_int(m[1], file_, n, "a thread count");
+      current().gpus_per_thread = to_small_int(m[2], file_, n, "a GPU count");
       if (has(body, "warmup iters") && std::regex_search(body, m, iters_re)) {
         current().warmup = to_small_int(m[1], file_, n, "a warmup count");
         current().iters = to_small_int(m[2], file_, n, "an iteration count");
@@ -593,6 +596,8 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
     s.root = r.root;
     s.warmup_iters = b.warmup;
     s.iters = b.iters;
+    s.threads_per_process = b.threads;
+    s.gpus_per_thread = b.gpus_per_thread;
     CollectiveSeries ip = s;
     ip.in_place = true;
     return std::make_pair(s, ip);

@@ -162,6 +162,8 @@ CollectiveSeries read_collective(ObjectReader& o) {
   c.in_place = o.at("in_place").as_bool();
   c.warmup_iters = opt_int(o, "warmup_iters", {0, 1 << 30});
   c.iters = opt_int(o, "iters", {1, 1 << 30});
+  c.threads_per_process = opt_int(o, "threads_per_process", {1, 1 << 16});
+  c.gpus_per_thread = opt_int(o, "gpus_per_thread", {1, 1 << 16});
   for (const auto& p : o.at("points").as_array()) {
     c.points.push_back(p.read_object([](ObjectReader& q) {
       CollectivePoint x;
@@ -417,6 +419,8 @@ Json to_json(const CollectiveSeries& c) {
               {"in_place", c.in_place},
               {"warmup_iters", c.warmup_iters ? Json(*c.warmup_iters) : Json(nullptr)},
               {"iters", c.iters ? Json(*c.iters) : Json(nullptr)},
+              {"threads_per_process", c.threads_per_process ? Json(*c.threads_per_process) : Json(nullptr)},
+              {"gpus_per_thread", c.gpus_per_thread ? Json(*c.gpus_per_thread) : Json(nullptr)},
               {"points", points}};
 }
 

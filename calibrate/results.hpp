@@ -119,6 +119,10 @@ struct CollectiveSeries {
   bool in_place = false;
   std::optional<int> warmup_iters;  // null when a log does not say
   std::optional<int> iters;
+  // How nccl-tests launched (-t, -g): threads of one process, each driving gpus_per_thread GPUs.
+  // Null when the file does not say (the harness's files say it once, as tool.launcher).
+  std::optional<int> threads_per_process;
+  std::optional<int> gpus_per_thread;
   std::vector<CollectivePoint> points;
 };
 

@@ -44,6 +44,7 @@ struct CollectiveArgs {
   std::string format = "table";
   std::string output;
   std::string nccl_version = "2.28";
+  int threads = 1;
   int gpus_per_thread = 1;
   int iters = 20;
   int gpus_per_pod = 0;
@@ -179,7 +180,7 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
                       : a.p2p == "disabled" ? nc::PlatformP2p::DISABLED
                                             : nc::PlatformP2p::WRITE;
   cfg.placement.fabric_manager = !a.no_fabric_manager;
-  cfg.placement.ranks_per_process = std::max(1, a.gpus_per_thread);
+  cfg.placement.ranks_per_process = std::max(1, a.threads) * std::max(1, a.gpus_per_thread);
   cfg.env = env;
   cfg.version = a.nccl_version;
   std::optional<hardware::CalibrationProfile> profile;
@@ -207,7 +208,13 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
     throw InputError("", "-g", "expected 1 to " + std::to_string(gpus) + " GPUs per thread, got " +
                                    std::to_string(a.gpus_per_thread));
   }
+  if (a.threads < 1 || static_cast<long>(a.threads) * a.gpus_per_thread > gpus) {
+    throw InputError("", "-t", "expected 1 to " + std::to_string(gpus / a.gpus_per_thread) +
+                                   " threads per process (threads x GPUs per thread <= " + std::to_string(gpus) +
+                                   " GPUs per node), got " + std::to_string(a.threads));
+  }
   nc::NcclTestsMethod method;
+  method.threads_per_process = a.threads;
   method.gpus_per_thread = a.gpus_per_thread;
   method.iters = a.iters;
 
@@ -363,6 +370,8 @@ void add_collective_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
   cmd->add_option("--nccl-version", args->nccl_version, "NCCL release whose tuner to mirror (2.28, 2.26.2, 2.20.5, 2.18.5, ...)");
+  cmd->add_option("-t,--threads", args->threads,
+                  "nccl-tests threads of one process (-t), each driving -g GPUs; default 1 (one thread a process, as under MPI)");
   cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread, "GPUs driven by one nccl-tests thread (-g); default 1");
   cmd->add_option("-n,--iters", args->iters, "Timed iterations (nccl-tests -n); default 20")->check(CLI::Range(1, 1 << 30));
   cmd->add_option("--gpus-per-pod", args->gpus_per_pod, "GPUs per Kubernetes pod (default: one pod per node)");

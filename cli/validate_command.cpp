@@ -122,6 +122,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
       s["description"] = r.set->description;
       s["provenance"] = r.set->provenance;
       s["nccl_version"] = r.set->nccl_version;
+      if (r.set->counted_from_bytes != nc::kCountedFromBytes) s["counted_from_bytes"] = r.set->counted_from_bytes;
       s["parameters"] = r.parameters;
       s["in_sample"] = in_sample(r);
       s["counted_points"] = r.counted;
@@ -162,8 +163,8 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
       out << "   source: " << r.set->provenance << "\n";
       out << "   parameters: " << r.parameters << "\n";
       if (in_sample(r)) out << "   IN SAMPLE: the calibration profile was fitted on these points\n";
-      out << "   conditions: NCCL " << r.set->nccl_version << ", " << r.set->gpus_per_node << " GPUs per node, -g "
-          << r.set->gpus_per_thread << ", -n " << r.set->iters;
+      out << "   conditions: NCCL " << r.set->nccl_version << ", " << r.set->gpus_per_node << " GPUs per node, -t "
+          << r.set->threads_per_process << " -g " << r.set->gpus_per_thread << ", -n " << r.set->iters;
       for (const auto& [k, v] : r.set->env) out << ", " << k << "=" << v;
       out << "\n";
       reports::TextTable t({"system", "nodes", "op", "size (B)", "expected us", "predicted us", "error", "busbw meas",

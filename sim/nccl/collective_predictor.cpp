@@ -59,6 +59,15 @@ CollectivePrediction CollectivePredictor::finish(CollectivePrediction out, const
   const int g = std::max(1, method.gpus_per_thread);
   out.host_time = host * g;
   if (g > 1 && launches) out.host_time += rates_.host_group_comm * g;
+  // -t T: the T threads of one process start their calls together, but each call holds the
+  // process's launch path for part of its time (in a group of several communicators, with the
+  // switch to each one's device and its launch round): the threads queue there, and the last one
+  // done has waited for the other T - 1 threads' g serial parts.
+  const int t = std::max(1, method.threads_per_process);
+  if (t > 1 && launches) {
+    const Duration serial = rates_.host_process_serial + (g > 1 ? rates_.host_group_comm : Duration{});
+    out.host_time += serial * ((t - 1) * g);
+  }
   // Back to back, a launch costs the program's loop time (ProgramTiming), its single pass otherwise.
   const Duration gpu = loop && method.iters > 1 ? *loop : out.gpu_time;
   // The host's side of the loop ends with the closing wait, once for its launches; while the GPU

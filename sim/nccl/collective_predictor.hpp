@@ -15,7 +15,12 @@
 //      host cost of one NCCL call (nccl.host.call_overhead), plus for -g N > 1 N x the group
 //      launch's cost per communicator (nccl.host.group_comm_overhead: NCCL 2.28 src/group.cc
 //      doLaunches prepares, launches and finishes each communicator in turn from the one thread,
-//      switching device for each), and T_sync the wait that closes the timed loop
+//      switching device for each), plus, for -t T > 1 threads of one process, (T - 1) x g x the
+//      part of a call no other thread of the process overlaps (nccl.host.process_serial_overhead,
+//      with, for g > 1, the group's cost per communicator: the threads start together and queue
+//      there, the last waiting for the other T - 1; 4 x H200 run small all-reduces at 7.1, 10 and
+//      10-13 us an iteration with -t 2, 3 and 4, where one process per GPU runs 4 GPUs at 9, and
+//      at 19 us with -t 2 -g 2, 24-25 with -t 1 -g 4), and T_sync the wait that closes the timed loop
 //      (nccl.host.sync_overhead: completeColl's stream query and the clock read, once for the
 //      `iters` launches; it overlaps the GPU's work when the GPU is behind, and shows where the
 //      GPU has nothing to do: 4 x H200 time one rank's in-place calls, which launch nothing, at
@@ -63,6 +68,7 @@ struct PredictorConfig {
 // `iters` launches where the host is the slower side (T_sync above). The first launch of the loop is not overlapped either; its
 // share, a launch over `iters` iterations, is below the model's resolution and left out.
 struct NcclTestsMethod {
+  int threads_per_process = 1;  // -t: threads of one process (1 with a process per GPU, as with MPI)
   int gpus_per_thread = 1;  // -g
   int iters = 20;           // -n
   bool in_place = false;    // the in-place columns (matter for one rank only)

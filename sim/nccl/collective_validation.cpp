@@ -124,6 +124,12 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
   if (auto env = o.maybe("environment")) {
     if (auto gc = env->as_object().maybe("gpu_count")) gpu_count = static_cast<int>(gc->as_int({.min = 0}));
   }
+  // The harness says once how it launched (tool.launcher): a process per GPU, or a thread per GPU
+  // in one process (nccl-tests -t N -g 1). An imported nccl-tests log says it per series.
+  bool thread_launcher = false;
+  if (auto tool = o.maybe("tool")) {
+    if (auto l = tool->as_object().maybe("launcher")) thread_launcher = l->as_string() == "threads";
+  }
   if (auto colls = o.maybe("collectives")) {
     std::map<std::string, int> runs;  // repeated runs of one configuration: name -> count so far
     for (const ValueReader& c : colls->as_array()) {
@@ -149,18 +155,26 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       set.in_place = e.get_or("in_place", false);
       set.nccl_version = nccl_version;
       set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
+      set.gpus_per_thread = static_cast<int>(e.get_or("gpus_per_thread", 1, {.min = 1, .max = 1 << 16}));
+      set.threads_per_process = static_cast<int>(
+          e.get_or("threads_per_process", thread_launcher ? nodes * set.gpus_per_node : 1, {.min = 1, .max = 1 << 16}));
       const std::string place = set.in_place ? "in-place" : "out-of-place";
       // nccl-tests -n 1 times each launch alone (no launch runs ahead of the last one's), a
       // measurement of its own beside the same configuration back to back.
       const bool single = set.iters == 1;
+      // Several GPUs to a thread (nccl-tests -g G > 1) is a launch structure of its own.
+      const std::string launch = set.gpus_per_thread > 1 ? "/t" + std::to_string(set.threads_per_process) + "g" +
+                                                               std::to_string(set.gpus_per_thread)
+                                                         : std::string();
       set.name = prefix + "/" + opname + "/" + std::to_string(nodes * set.gpus_per_node) + "ranks/" + algo + "/" +
-                 proto + "/" + channels + "ch/" + place + settings + (single ? "/single-launch" : "");
+                 proto + "/" + channels + "ch/" + place + settings + launch + (single ? "/single-launch" : "");
       // A configuration measured again in the same file (nccl-tests run twice) is a set of its own,
       // named by its run number from the second on.
       if (const int k = ++runs[set.name]; k > 1) set.name += "/run" + std::to_string(k);
       set.description = opname + " on " + std::to_string(nodes) + " x " + std::to_string(set.gpus_per_node) + " " +
                         machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place +
-                        settings_text + (single ? ", one launch per timing (-n 1)" : "");
+                        settings_text + ", -t " + std::to_string(set.threads_per_process) + " -g " +
+                        std::to_string(set.gpus_per_thread) + (single ? ", one launch per timing (-n 1)" : "");
       set.provenance = file + " (calibration results)";
       for (const ValueReader& pv : e.at("points").as_array(1)) {
         ObjectReader pt = pv.as_object();
@@ -253,6 +267,7 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
               for (const auto& k : m.keys()) env[k] = m.at(k).as_string();
             });
           }
+          const long long counted_from = s.get_or("counted_from_bytes", std::int64_t{kCountedFromBytes}, {.min = 0});
           for (const ValueReader& f : s.at("results").as_array(1)) {
             const std::string name = f.as_string();
             const JsonDocument results = parse_json_text(read_file(name), name);
@@ -264,6 +279,7 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
             for (auto& m : more) {
               m.description += " (" + description + ")";
               m.provenance = name + ": " + provenance;
+              m.counted_from_bytes = counted_from;
               sets.push_back(std::move(m));
             }
           }
@@ -287,6 +303,7 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
           for (const auto& k : e.keys()) set.env[k] = e.at(k).as_string();
         });
         set.gpus_per_thread = static_cast<int>(s.at("gpus_per_thread").as_int({.min = 1, .max = 1024}));
+        set.threads_per_process = static_cast<int>(s.get_or("threads_per_process", 1, {.min = 1, .max = 1024}));
         set.iters = static_cast<int>(s.at("iters").as_int({.min = 1}));
         if (tables.find(csv) == tables.end()) tables[csv] = parse_csv(read_file(csv), csv);
         const CsvTable& t = tables.at(csv);
@@ -406,13 +423,14 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
       cfg.env = set.env;
       cfg.env_location = set.name + "/env";
       cfg.version = set.nccl_version;
-      cfg.placement.ranks_per_process = set.gpus_per_thread;
+      cfg.placement.ranks_per_process = set.threads_per_process * set.gpus_per_thread;
       cfg.profile = profile != nullptr && profile_gpu_matches(profile->provenance().gpu, cfg.node.gpu->name)
                         ? profile
                         : nullptr;
       it = predictors.emplace(key, std::make_unique<CollectivePredictor>(cfg)).first;
     }
     NcclTestsMethod m;
+    m.threads_per_process = set.threads_per_process;
     m.gpus_per_thread = set.gpus_per_thread;
     m.iters = set.iters;
     m.in_place = set.in_place;
@@ -421,7 +439,7 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
     pr.prediction = p.pair_src >= 0 ? it->second->predict_pair(p.size, p.pair_src, p.pair_dst, m)
                                     : it->second->predict(p.op, p.size, m);
     pr.error = (pr.prediction.time.microseconds() - p.measured_time_us) / p.measured_time_us;
-    pr.counted = p.size.count() >= kCountedFromBytes;
+    pr.counted = p.size.count() >= set.counted_from_bytes;
     if (pr.counted) errors.push_back(std::fabs(pr.error));
     r.points.push_back(std::move(pr));
   }

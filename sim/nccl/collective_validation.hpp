@@ -36,6 +36,9 @@ struct ValidationPoint {
   int pair_src = -1, pair_dst = -1;
 };
 
+// The smallest size a set's median and worst error count (the published sets' "64 KB and up").
+inline constexpr long long kCountedFromBytes = 64 * 1024;
+
 struct ValidationSet {
   std::string name;
   std::string description;
@@ -43,6 +46,10 @@ struct ValidationSet {
   int gpus_per_node = 8;
   std::string nccl_version = "2.28";
   std::map<std::string, std::string> env;
+  int threads_per_process = 1;  // nccl-tests -t (1: a process per GPU, or -g N in one thread)
+  // Points below this size are shown but not in the median and worst error: kCountedFromBytes,
+  // unless the set's entry says otherwise ("counted_from_bytes": a set about small sizes).
+  long long counted_from_bytes = kCountedFromBytes;
   int gpus_per_thread = 1;
   int iters = 20;
   bool in_place = false;  // nccl-tests' in-place columns
@@ -72,8 +79,6 @@ struct Threshold {
   double median_abs_error = 0;
   double worst_abs_error = 0;
 };
-
-inline constexpr long long kCountedFromBytes = 64 * 1024;
 
 // Reads the set descriptions; `read_file(name)` returns the text of a data file beside them. An
 // entry with "results" (a list of calibration results files), "system" and optionally "env" (the

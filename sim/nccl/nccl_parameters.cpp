@@ -264,6 +264,9 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                        "nccl.host.empty_call_overhead (a group end that launches nothing)");
   r.host_sync = params.duration("nccl.host.sync_overhead", r.host_empty_call,
                                 "nccl.host.empty_call_overhead (a wait on an idle stream is one query)");
+  r.host_process_serial =
+      params.duration("nccl.host.process_serial_overhead", r.host_call / 2,
+                      "half of nccl.host.call_overhead (the launch's share of a call, taken in turn by a process's threads)");
   {
     // The compute model's memory parameters and fallbacks (models/compute_parameters.hpp).
     const double mem_eff = params.ratio("compute.memory.efficiency", 0.80, "compute model default (memory-bound kernels)");

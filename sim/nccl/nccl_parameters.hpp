@@ -225,6 +225,15 @@
 //                                          switches device for each communicator's prepare, launch
 //                                          round and finish); the release table's estimate (1.75 us,
 //                                          from a -g 4 run: 4 x (4 + 1.75) us per iteration)
+//   nccl.host.process_serial_overhead s    host time of a call that launches during which no other
+//                                          thread of the same process can launch (nccl-tests -t T:
+//                                          the T threads' calls of one iteration queue there, the
+//                                          rest of each call runs beside the others); half of
+//                                          nccl.host.call_overhead. 4 x H200, sizes the GPUs finish
+//                                          first: every op 10-13 us an iteration with -t 4 (one
+//                                          process), 5-9 us with one process per GPU; all-reduce
+//                                          7.1 us with -t 2, about 10 with -t 3; -t 2 -g 2 19 us,
+//                                          where each thread alone would take 12
 // One rank (src/device/onerank.cu ncclLaunchOneRank): NCCL copies the input to the output with
 // cudaMemcpyAsync (out of place) or does nothing (in place); the copy is a device-to-device copy
 // of one GPU, priced with the compute model's memory parameters (models/compute_parameters.hpp
@@ -290,6 +299,7 @@ struct NcclRates {
   Duration host_empty_call;
   Duration host_empty_group;
   Duration host_sync;  // the closing wait of a timed loop (once per -n launches)
+  Duration host_process_serial;  // the part of a call no other thread of the process overlaps
   // One rank's local copy: payload rate (each byte read and written) and fixed GPU time.
   Bandwidth local_copy;
   Duration local_copy_overhead;

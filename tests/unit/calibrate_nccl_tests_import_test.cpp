@@ -75,6 +75,10 @@ TEST_CASE("nccl-tests import: current format with NCCL INFO lines mixed in", "[u
   CHECK(oop.root == -1);
   CHECK(oop.warmup_iters == 5);
   CHECK(oop.iters == 20);
+  // "# nThread 1 nGpus 1": one thread a process driving one GPU (four processes, four Pids).
+  CHECK(oop.threads_per_process == 1);
+  CHECK(oop.gpus_per_thread == 1);
+  CHECK(ip.threads_per_process == 1);
   // -b 8 -e 128M -f 2: 2^3 .. 2^27 bytes, 25 sizes; the first row was split by two INFO lines and rejoined.
   REQUIRE(oop.points.size() == 25);
   CHECK(oop.points.front().size_bytes == 8);
@@ -112,6 +116,9 @@ TEST_CASE("nccl-tests import: older format, op from the command line, 8 GPUs in 
   check_factor(s, 7.0 / 8.0);
   CHECK(r.environment->gpu_name == "NVIDIA A100-SXM4-80GB");
   CHECK(r.tool.command.find("all_gather_perf") != std::string::npos);
+  // "# nThread 1 nGpus 8": one thread driving all eight GPUs (nccl-tests -t 1 -g 8).
+  CHECK(s.threads_per_process == 1);
+  CHECK(s.gpus_per_thread == 8);
 }
 
 TEST_CASE("nccl-tests import: two hosts, pasted without '#', forced algorithm and protocol", "[unit][calibrate]") {

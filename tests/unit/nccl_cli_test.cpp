@@ -92,6 +92,9 @@ TEST_CASE("collective rejects bad input with exit 2 and the expectation", "[unit
   bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1M", "-e", "8M", "-i", "0"}, "-i");
   bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1", "-e", "8G", "-i", "1"}, "at most");
   bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "--nccl-version", "1.0"}, "2.28");
+  // -t x -g GPUs must fit the node's 8.
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-t", "3", "-g", "4"}, "threads per process");
+  bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-t", "0"}, "-t");
 }
 
 TEST_CASE("validate collectives prints every published set and reads results JSON", "[unit][cli][nccl]") {
@@ -188,4 +191,26 @@ TEST_CASE("a results file's single launches and repeated runs are sets of their 
   CHECK(runs[0].name == sets[0].name);
   CHECK(runs[1].name == sets[0].name + "/run2");
   CHECK(runs[2].name == sets[0].name + "/run3");
+  // How nccl-tests launched: a series' -t and -g, or the harness's word for the whole file; a
+  // thread driving several GPUs is a set of its own.
+  nlohmann::json t2g2 = entry(20), t4 = entry(20);
+  t2g2["threads_per_process"] = 2;
+  t2g2["gpus_per_thread"] = 2;
+  t4["threads_per_process"] = 4;
+  t4["gpus_per_thread"] = 1;
+  const nlohmann::json launches = {{"schema_version", 1},
+                                   {"kind", "clustersim-calibration-results"},
+                                   {"environment", {{"gpu_name", "NVIDIA H200"}, {"gpu_count", 4}, {"nccl_version", "2.28.9"}}},
+                                   {"collectives", {t4, t2g2, entry(20)}}};
+  const auto l = sim::nccl::load_results_sets(launches, "chain.json", catalog, "hgx-h200");
+  REQUIRE(l.size() == 3);
+  CHECK(l[0].name == sets[0].name);
+  CHECK(l[0].threads_per_process == 4);
+  CHECK(l[1].name == sets[0].name + "/t2g2");
+  CHECK(l[1].gpus_per_thread == 2);
+  CHECK(l[2].name == sets[0].name + "/run2");
+  CHECK(l[2].threads_per_process == 1);  // a file that does not say: a process per GPU
+  nlohmann::json harness = again;
+  harness["tool"] = {{"name", "clustersim-calibrate"}, {"version", "0.1.0"}, {"command", "c"}, {"launcher", "threads"}};
+  CHECK(sim::nccl::load_results_sets(harness, "h.json", catalog, "hgx-h200").front().threads_per_process == 4);
 }

@@ -284,6 +284,21 @@ TEST_CASE("fast-path predictions have the right asymptotes", "[unit][nccl]") {
     CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.gpus_per_thread = 8}).time.microseconds() ==
           Approx(46.02));
   }
+  SECTION("host-bound small sizes with nccl-tests -t 8 and -t 4 -g 2 (threads of one process)") {
+    const auto p = predictor("hgx-h200", 1, 8);
+    // Fallbacks: call 4 us, group launch 1.75 us a communicator (the 2.28 table), the serial part
+    // of a call half a call, 2 us, the closing wait an empty call's 0.4 us over 20 launches.
+    // -t 8 -g 1: the eight threads queue on the serial part, the last done after its own call and
+    // the other seven's serial parts: 4 + 7 x 2 = 18 us (+ 0.02), above the GPU time.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.threads_per_process = 8}).time.microseconds() ==
+          Approx(18.02));
+    // -t 4 -g 2: each thread 2 x (4 + 1.75) = 11.5 us alone; the other three threads' two calls
+    // hold 3 x 2 x (2 + 1.75) = 22.5 us of it: 34 us (+ 0.02).
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8), {.threads_per_process = 4, .gpus_per_thread = 2})
+              .time.microseconds() == Approx(34.02));
+    // One thread a process (MPI, or the harness's processes): the GPU time, below the threads'.
+    CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::of(8)).time.microseconds() < 18.0);
+  }
   SECTION("NCCL 2.20.5's measured group launch cost with nccl-tests -g 8") {
     const auto p = predictor("hgx-h200", 1, 8, {}, {}, "2.20.5");
     // versions/2.20.5.json: 0.75 us per communicator (nccl-tests -g 4 on 4 x H200 with NCCL
