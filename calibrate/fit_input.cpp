@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "hardware/errors.hpp"
+#include "sim/nccl/collective_predictor.hpp"
 
 namespace clustersim::calibrate {
 
@@ -33,13 +34,14 @@ class Merger {
         merged_.environment = r.environment;
       }
     }
-    // Each file's launch structure stays with its series: the harness says it once for the file
-    // (tool.launcher: "threads" runs a thread per GPU in one process, as nccl-tests -t N -g 1).
+    // Each file's launch structure stays with its series: the harness says it once for the file.
     const std::size_t first = merged_.collectives.size();
     append(merged_.collectives, r.collectives);
     for (std::size_t i = first; i < merged_.collectives.size(); ++i) {
       CollectiveSeries& c = merged_.collectives[i];
-      if (!c.threads_per_process) c.threads_per_process = r.tool.launcher == "threads" ? c.nranks / c.nodes : 1;
+      if (!c.threads_per_process) {
+        c.threads_per_process = sim::nccl::harness_threads_per_process(r.tool.launcher.value_or(""), c.gpus_per_node);
+      }
     }
     append(merged_.p2p, r.p2p);
     append(merged_.gemm, r.gemm);

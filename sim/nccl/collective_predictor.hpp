@@ -40,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hardware/calibration_profile.hpp"
@@ -73,6 +74,13 @@ struct NcclTestsMethod {
   int iters = 20;           // -n
   bool in_place = false;    // the in-place columns (matter for one rank only)
 };
+
+// The threads of one process in a calibration harness run (its results' tool.launcher, said once
+// for the file): "threads" runs a thread per GPU in one process per node, as nccl-tests -t N -g 1;
+// "process" (or "mpi") a process per GPU.
+inline int harness_threads_per_process(std::string_view launcher, int gpus_per_node) {
+  return launcher == "threads" ? gpus_per_node : 1;
+}
 
 struct CollectivePrediction {
   CollectiveOp op = CollectiveOp::ALL_REDUCE;

@@ -124,11 +124,11 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
   if (auto env = o.maybe("environment")) {
     if (auto gc = env->as_object().maybe("gpu_count")) gpu_count = static_cast<int>(gc->as_int({.min = 0}));
   }
-  // The harness says once how it launched (tool.launcher): a process per GPU, or a thread per GPU
-  // in one process (nccl-tests -t N -g 1). An imported nccl-tests log says it per series.
-  bool thread_launcher = false;
+  // The harness says once how it launched (tool.launcher); an imported nccl-tests log says it per
+  // series.
+  std::string launcher;
   if (auto tool = o.maybe("tool")) {
-    if (auto l = tool->as_object().maybe("launcher")) thread_launcher = l->as_string() == "threads";
+    if (auto l = tool->as_object().maybe("launcher")) launcher = l->as_string();
   }
   if (auto colls = o.maybe("collectives")) {
     std::map<std::string, int> runs;  // repeated runs of one configuration: name -> count so far
@@ -157,7 +157,7 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
       set.iters = static_cast<int>(e.get_or("iters", 20, {.min = 1}));
       set.gpus_per_thread = static_cast<int>(e.get_or("gpus_per_thread", 1, {.min = 1, .max = 1 << 16}));
       set.threads_per_process = static_cast<int>(
-          e.get_or("threads_per_process", thread_launcher ? nodes * set.gpus_per_node : 1, {.min = 1, .max = 1 << 16}));
+          e.get_or("threads_per_process", harness_threads_per_process(launcher, set.gpus_per_node), {.min = 1, .max = 1 << 16}));
       const std::string place = set.in_place ? "in-place" : "out-of-place";
       // nccl-tests -n 1 times each launch alone (no launch runs ahead of the last one's), a
       // measurement of its own beside the same configuration back to back.

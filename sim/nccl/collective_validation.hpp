@@ -47,12 +47,12 @@ struct ValidationSet {
   std::string nccl_version = "2.28";
   std::map<std::string, std::string> env;
   int threads_per_process = 1;  // nccl-tests -t (1: a process per GPU, or -g N in one thread)
-  // Points below this size are shown but not in the median and worst error: kCountedFromBytes,
-  // unless the set's entry says otherwise ("counted_from_bytes": a set about small sizes).
-  long long counted_from_bytes = kCountedFromBytes;
   int gpus_per_thread = 1;
   int iters = 20;
   bool in_place = false;  // nccl-tests' in-place columns
+  // Points below this size are shown but not in the median and worst error: kCountedFromBytes,
+  // unless the set's entry says otherwise ("counted_from_bytes": a set about small sizes).
+  long long counted_from_bytes = kCountedFromBytes;
   std::vector<ValidationPoint> points;
 };
 

@@ -213,4 +213,8 @@ TEST_CASE("a results file's single launches and repeated runs are sets of their 
   nlohmann::json harness = again;
   harness["tool"] = {{"name", "clustersim-calibrate"}, {"version", "0.1.0"}, {"command", "c"}, {"launcher", "threads"}};
   CHECK(sim::nccl::load_results_sets(harness, "h.json", catalog, "hgx-h200").front().threads_per_process == 4);
+  // Two nodes of 4: a process per node, still 4 threads each.
+  harness["collectives"][0]["nodes"] = 2;
+  harness["collectives"][0]["nranks"] = 8;
+  CHECK(sim::nccl::load_results_sets(harness, "h.json", catalog, "hgx-h200").front().threads_per_process == 4);
 }
