@@ -62,9 +62,8 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
   return number;
 }
 
-// Flow x joins A (once per solve): copied, with its hot links, into the fill's arrays.
-void MaxMinSolver::gather(std::uint32_t x) {
-  if (in_a(x)) return;
+// Flow x, not yet in A, joins it: copied, with its hot links, into the fill's arrays.
+void MaxMinSolver::gather_new(std::uint32_t x) {
   const Flow& f = flows_[x];
   const auto i = static_cast<std::uint32_t>(fill_flows_.size());
   fill_of_[x] = i;
@@ -490,7 +489,7 @@ bool MaxMinSolver::find_violations() {
     }
   };
   for (const std::uint32_t x : violators_) {
-    if (!in_a(x)) gather(x);
+    gather(x);
     join(fill_of_[x]);
   }
   for (std::size_t p = 0; p < part_.size(); ++p) {
@@ -604,18 +603,17 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   // First, one change at a time where a single flow can absorb it on its own: a link that lost a
   // flow and has one other flow bottlenecked on it, a flow that started.
   std::size_t kept = 0;
+  // The link's count of flows bottlenecked on it says which case it is; only a link with one
+  // needs its list read, up to that flow.
   for (const LinkId l : dirty_) {
-    std::uint32_t only = UINT32_MAX;
-    std::uint32_t count = 0;
     const LinkState& k = links_[l];
-    const LinkMember* m = members_of(k);
-    for (std::uint32_t i = 0; i < k.flows; ++i) {
-      if (flows_[m[i].flow].bottleneck == l) {
-        only = m[i].flow;
-        ++count;
-      }
+    if (k.bottlenecked == 0) continue;
+    if (k.bottlenecked == 1) {
+      const LinkMember* m = members_of(k);
+      std::uint32_t i = 0;
+      while (flows_[m[i].flow].bottleneck != l) ++i;
+      if (rate_alone(m[i].flow)) continue;
     }
-    if (count == 0 || (count == 1 && rate_alone(only))) continue;
     dirty_[kept++] = l;
   }
   dirty_.resize(kept);

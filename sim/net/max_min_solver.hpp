@@ -365,7 +365,11 @@ class MaxMinSolver {
   void settle_saturation();
   void add_unlisted_load(LinkId l, double delta);
   void apply_new_rate(std::uint32_t flow, double old_rate, double new_rate);
-  void gather(std::uint32_t flow);
+  // Flow x joins A (once per solve; the test inline, as most calls find it there already).
+  void gather(std::uint32_t x) {
+    if (!in_a(x)) gather_new(x);
+  }
+  void gather_new(std::uint32_t x);
   // The FillLink number of hot link l in this solve, taking it in when it has none.
   std::uint32_t fill_link(LinkId l) {
     const std::uint32_t number = fill_number_[l];
