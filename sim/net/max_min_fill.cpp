@@ -645,6 +645,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     });
   }
   added_.clear();
+  const auto first_freed = static_cast<std::uint32_t>(fill_flows_.size());
   for (const LinkId l : dirty_) {
     const LinkState& k = links_[l];
     const LinkMember* m = members_of(k);
@@ -653,6 +654,22 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     }
   }
   dirty_.clear();
+  // Those flows speed up and take more on their other hot links; where such a link is saturated,
+  // the flows bottlenecked there must give way (V1, V3), which frees room on their own links, and
+  // so on. Their flows join A now, through every saturated link reached this way, rather than each
+  // one refill later (see the header).
+  for (std::uint32_t a = first_freed; a < fill_flows_.size(); ++a) {
+    const Flow& f = flows_[fill_flows_[a].id];
+    for_each_bit(f.hot_mask, [&](std::uint32_t h) {
+      const LinkId o = hop_link(f, h);
+      const LinkState& k = links_[o];
+      if (o == f.bottleneck || k.bottlenecked == 0 || !is_saturated(k)) return;
+      const LinkMember* m = members_of(k);
+      for (std::uint32_t i = 0; i < k.flows; ++i) {
+        if (flows_[m[i].flow].bottleneck == o) gather(m[i].flow);
+      }
+    });
+  }
   if (fill_flows_.empty()) return changes_;
   part_.resize(fill_flows_.size());
   for (std::uint32_t i = 0; i < part_.size(); ++i) part_[i] = i;

@@ -195,6 +195,33 @@ TEST_CASE("a flow ending on unsaturated links costs no recomputation", "[unit][n
   CHECK(s.rate(2) == Approx(3));
 }
 
+TEST_CASE("a flow that speeds up brings the flows held on its other saturated links into one fill",
+          "[unit][net][maxmin]") {
+  // Link 0 (capacity 10) carries f0 and f1; link 1 (12) carries f1 and f2. Progressive filling:
+  // link 0's level 10/2 = 5 comes before link 1's 12/2 = 6, so f0 = f1 = 5 on link 0, then f2 takes
+  // the 12 - 5 = 7 left on link 1 (bottlenecked there, and no slower than f1 on it).
+  MaxMinSolver s(std::vector<double>{10, 12});
+  s.add_flow(0, std::vector<LinkId>{0}, NO_CAP);
+  s.add_flow(1, std::vector<LinkId>{0, 1}, NO_CAP);
+  s.add_flow(2, std::vector<LinkId>{1}, NO_CAP);
+  s.solve();
+  CHECK(s.rate(0) == Approx(5));
+  CHECK(s.rate(1) == Approx(5));
+  CHECK(s.rate(2) == Approx(7));
+  // f0 ends: f1 alone on link 0 could take 10, but link 1 now splits 12 between f1 and f2: 6 each.
+  // f1 seeds the solve (held on the saturated link a flow left); f2, held on the saturated link 1
+  // that f1 crosses, joins at once, so one fill of both settles it (without it, f1 alone would be
+  // filled to 5 against f2's 7, f2 found running faster on the link that froze f1, and both filled
+  // again).
+  const auto fills = s.counters().fills;
+  s.remove_flow(0);
+  const auto changes = s.solve();
+  CHECK(s.counters().fills == fills + 1);
+  CHECK(changes.size() == 2);
+  CHECK(s.rate(1) == Approx(6));
+  CHECK(s.rate(2) == Approx(6));
+}
+
 TEST_CASE("incremental solves agree with solving from scratch", "[unit][net][maxmin]") {
   // Random flows (1 to 4 links of 12, some capped) start and end; after every change the
   // incremental rates must equal those of a fresh solve of the flows present.
