@@ -632,6 +632,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   fill_hops_.clear();
   full_coupling_ = false;
   for (const std::uint32_t x : added_) gather(x);
+  const auto first_moved = static_cast<std::uint32_t>(fill_flows_.size());
   // A started flow that cannot have its potential on a link will share that link: the link's
   // flows join A now rather than one fill later (V1).
   for (const std::uint32_t x : added_) {
@@ -645,7 +646,6 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     });
   }
   added_.clear();
-  const auto first_freed = static_cast<std::uint32_t>(fill_flows_.size());
   for (const LinkId l : dirty_) {
     const LinkState& k = links_[l];
     const LinkMember* m = members_of(k);
@@ -654,11 +654,12 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     }
   }
   dirty_.clear();
-  // Those flows speed up and take more on their other hot links; where such a link is saturated,
-  // the flows bottlenecked there must give way (V1, V3), which frees room on their own links, and
-  // so on. Their flows join A now, through every saturated link reached this way, rather than each
-  // one refill later (see the header).
-  for (std::uint32_t a = first_freed; a < fill_flows_.size(); ++a) {
+  // The flows that joined so far besides the started ones (pushed aside by those, or freed by a
+  // flow's end) move, and so does their load on their other hot links; where such a link is
+  // saturated, the flows bottlenecked there may have to give way (V1, V3) or get room (V2), and
+  // move in turn. They join A now, through every saturated link reached this way, rather than
+  // each one refill later (see the header).
+  for (std::uint32_t a = first_moved; a < fill_flows_.size(); ++a) {
     const Flow& f = flows_[fill_flows_[a].id];
     for_each_bit(f.hot_mask, [&](std::uint32_t h) {
       const LinkId o = hop_link(f, h);

@@ -25,13 +25,15 @@
 //   - every flow that started;
 //   - the flows bottlenecked on a saturated link a flow ended on (they may speed up). Flows on
 //     that link held elsewhere do not care; a flow ending on unsaturated links changes nothing;
-//   - then, from those, the flows bottlenecked on any other saturated hot link they cross, and so
-//     on through the saturated links the new ones cross: the ones that sped up take more there, so
-//     the flows held there must give way and free room on their own links. The checks below would
-//     bring them in a refill later, round by round; taking them at once saves the rounds (on the
-//     benchmark below, 0.58 fills a completion instead of 0.71 at 10,000 flows, 4.1 instead of
-//     5.1 at 100,000). A may hold flows whose rates do not move: they keep them, at the cost of
-//     being rated.
+//   - then, from the flows of A other than those that started (the ones pushed aside by a started
+//     flow below, and those a flow's end frees), the flows bottlenecked on any other saturated hot
+//     link they cross, and so on through the saturated links the new ones cross: a flow that
+//     moves moves its load there too, so the flows held there must give way or get room, and move
+//     in turn. The checks below would bring them in a refill later, round by round; taking them at
+//     once saves the rounds (on the benchmark below, 0.49 fills a completion instead of 0.71 at
+//     10,000 flows). A may hold flows whose rates do not move: they keep them, at the cost of
+//     being rated. (From the started flows too, or from a flow's own bottleneck, it gathers more
+//     than the rounds it saves.)
 // A is filled against what the other flows ("outsiders", rates unchanged) leave:
 // rem_l = C_l - sum_{g not in A} r_g. The result is the global max-min allocation exactly when
 // every other flow still meets the condition above; on a link l of the filled flows' routes a flow
@@ -65,11 +67,11 @@
 // flows it may disturb (the V1 to V3 checks). A change that cascades through k rounds costs the
 // parts refilled, each the violators and the flows sharing their bottlenecks, not all of A: on
 // the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
-// takes about 1.06 solves, 0.9 flows rated alone, 0.57 fills and 4.1 flow ratings for 3.2 rate
+// takes about 1.06 solves, 0.9 flows rated alone, 0.49 fills and 3.8 flow ratings for 3.2 rate
 // changes (4.6 ratings before the seeds took the saturated links' flows at once, 6.2 when refills
 // took all of A coupled through any shared hot link).
 // Measured with callgrind over 100,000 completions of that benchmark (after 60,000 of warm-up):
-// about 5,830 instructions (6,090 before those seeds) and 23 misses of a 1 MB last-level cache
+// about 5,690 instructions (6,090 before those seeds) and 23 misses of a 1 MB last-level cache
 // (the size of the core's own second level) per completion. The solve is 52% of the instructions
 // (the small fill 20%, gathering A 10%) and a fifth of the misses; adding flows (the new route's links and flow lists) 7% of the
 // instructions and a quarter of the misses; the network's heaps 8% of the instructions. The misses
