@@ -634,15 +634,24 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
   for (const std::uint32_t x : added_) gather(x);
   const auto first_moved = static_cast<std::uint32_t>(fill_flows_.size());
   // A started flow that cannot have its potential on a link will share that link: the link's
-  // flows join A now rather than one fill later (V1).
+  // flows that it can push aside join A now rather than one fill later (V1). Those are the flows
+  // held there, and those held elsewhere that run at or above the share it and the held ones would
+  // get of what the others leave; a slower one keeps its rate unless the fill's level falls below
+  // it, which V1 then catches.
   for (const std::uint32_t x : added_) {
     const Flow& f = flows_[x];
       for_each_bit(f.hot_mask, [&](std::uint32_t h) {
       const LinkId l = hop_link(f, h);
       const LinkState& k = links_[l];
       if (k.load + f.potential < threshold(k)) return;
+      // The held flows run at the link's level; the rest of its load is the others'.
+      const double held_elsewhere = k.load - k.bottlenecked * (k.bottlenecked > 0 ? k.level : 0.0);
+      const double share = std::max(0.0, k.capacity - held_elsewhere) / (k.bottlenecked + 1);
       const LinkMember* m = members_of(k);
-      for (std::uint32_t i = 0; i < k.flows; ++i) gather(m[i].flow);
+      for (std::uint32_t i = 0; i < k.flows; ++i) {
+        const Flow& g = flows_[m[i].flow];
+        if (g.bottleneck == l || g.rate >= share * (1 - TOLERANCE)) gather(m[i].flow);
+      }
     });
   }
   added_.clear();

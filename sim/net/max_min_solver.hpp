@@ -67,11 +67,11 @@
 // flows it may disturb (the V1 to V3 checks). A change that cascades through k rounds costs the
 // parts refilled, each the violators and the flows sharing their bottlenecks, not all of A: on
 // the 1,024-GPU benchmark at 10,000 flows (tests/bench/flow_network_bench.cpp) a completion
-// takes about 1.06 solves, 0.9 flows rated alone, 0.49 fills and 3.8 flow ratings for 3.2 rate
+// takes about 1.06 solves, 0.9 flows rated alone, 0.49 fills and 3.7 flow ratings for 3.2 rate
 // changes (4.6 ratings before the seeds took the saturated links' flows at once, 6.2 when refills
 // took all of A coupled through any shared hot link).
 // Measured with callgrind over 100,000 completions of that benchmark (after 60,000 of warm-up):
-// about 5,690 instructions (6,090 before those seeds) and 23 misses of a 1 MB last-level cache
+// about 5,580 instructions (6,090 before those seeds) and 23 misses of a 1 MB last-level cache
 // (the size of the core's own second level) per completion. The solve is 52% of the instructions
 // (the small fill 20%, gathering A 10%) and a fifth of the misses; adding flows (the new route's links and flow lists) 7% of the
 // instructions and a quarter of the misses; the network's heaps 8% of the instructions. The misses
