@@ -23,10 +23,13 @@
 // link's level (the rate of the flows bottlenecked there). It then works on a set A of flows,
 // starting from the seeds:
 //   - every flow that started;
+//   - on a link where a started flow cannot have its potential, the flows it can push aside: those
+//     held there, and those held elsewhere running at or above the share it and the held ones
+//     would get of what the others leave (a slower one is caught by V1 below if need be);
 //   - the flows bottlenecked on a saturated link a flow ended on (they may speed up). Flows on
 //     that link held elsewhere do not care; a flow ending on unsaturated links changes nothing;
-//   - then, from the flows of A other than those that started (the ones pushed aside by a started
-//     flow below, and those a flow's end frees), the flows bottlenecked on any other saturated hot
+//   - then, from the flows of A other than those that started (the ones pushed aside, and those
+//     a flow's end frees), the flows bottlenecked on any other saturated hot
 //     link they cross, and so on through the saturated links the new ones cross: a flow that
 //     moves moves its load there too, so the flows held there must give way or get room, and move
 //     in turn. The checks below would bring them in a refill later, round by round; taking them at
