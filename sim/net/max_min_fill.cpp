@@ -62,6 +62,15 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
   return number;
 }
 
+// The flows bottlenecked on link l join A.
+void MaxMinSolver::gather_held_on(LinkId l) {
+  const LinkState& k = links_[l];
+  const LinkMember* m = members_of(k);
+  for (std::uint32_t i = 0; i < k.flows; ++i) {
+    if (flows_[m[i].flow].bottleneck == l) gather(m[i].flow);
+  }
+}
+
 // Flow x, not yet in A, joins it: copied, with its hot links, into the fill's arrays.
 void MaxMinSolver::gather_new(std::uint32_t x) {
   const Flow& f = flows_[x];
@@ -645,7 +654,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
       const LinkState& k = links_[l];
       if (k.load + f.potential < threshold(k)) return;
       // The held flows run at the link's level; the rest of its load is the others'.
-      const double held_elsewhere = k.load - k.bottlenecked * (k.bottlenecked > 0 ? k.level : 0.0);
+      const double held_elsewhere = k.load - k.bottlenecked * k.level;
       const double share = std::max(0.0, k.capacity - held_elsewhere) / (k.bottlenecked + 1);
       const LinkMember* m = members_of(k);
       for (std::uint32_t i = 0; i < k.flows; ++i) {
@@ -655,13 +664,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     });
   }
   added_.clear();
-  for (const LinkId l : dirty_) {
-    const LinkState& k = links_[l];
-    const LinkMember* m = members_of(k);
-    for (std::uint32_t i = 0; i < k.flows; ++i) {
-      if (flows_[m[i].flow].bottleneck == l) gather(m[i].flow);
-    }
-  }
+  for (const LinkId l : dirty_) gather_held_on(l);
   dirty_.clear();
   // The flows that joined so far besides the started ones (pushed aside by those, or freed by a
   // flow's end) move, and so does their load on their other hot links; where such a link is
@@ -673,11 +676,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     for_each_bit(f.hot_mask, [&](std::uint32_t h) {
       const LinkId o = hop_link(f, h);
       const LinkState& k = links_[o];
-      if (o == f.bottleneck || k.bottlenecked == 0 || !is_saturated(k)) return;
-      const LinkMember* m = members_of(k);
-      for (std::uint32_t i = 0; i < k.flows; ++i) {
-        if (flows_[m[i].flow].bottleneck == o) gather(m[i].flow);
-      }
+      if (o != f.bottleneck && k.bottlenecked > 0 && is_saturated(k)) gather_held_on(o);
     });
   }
   if (fill_flows_.empty()) return changes_;

@@ -29,14 +29,13 @@
 //   - the flows bottlenecked on a saturated link a flow ended on (they may speed up). Flows on
 //     that link held elsewhere do not care; a flow ending on unsaturated links changes nothing;
 //   - then, from the flows of A other than those that started (the ones pushed aside, and those
-//     a flow's end frees), the flows bottlenecked on any other saturated hot
-//     link they cross, and so on through the saturated links the new ones cross: a flow that
-//     moves moves its load there too, so the flows held there must give way or get room, and move
-//     in turn. The checks below would bring them in a refill later, round by round; taking them at
-//     once saves the rounds (on the benchmark below, 0.49 fills a completion instead of 0.71 at
-//     10,000 flows). A may hold flows whose rates do not move: they keep them, at the cost of
-//     being rated. (From the started flows too, or from a flow's own bottleneck, it gathers more
-//     than the rounds it saves.)
+//     a flow's end frees), the flows bottlenecked on any other saturated hot link they cross, and
+//     so on through the saturated links the new ones cross: a flow that moves moves its load there
+//     too, so the flows held there must give way or get room, and move in turn. The checks below
+//     would bring them in a refill later, round by round; taking them at once saves the rounds (on
+//     the benchmark below, 0.49 fills a completion instead of 0.71 at 10,000 flows). A may hold
+//     flows whose rates do not move: they keep them, at the cost of being rated. (From the started
+//     flows too, or from a flow's own bottleneck, it gathers more than the rounds it saves.)
 // A is filled against what the other flows ("outsiders", rates unchanged) leave:
 // rem_l = C_l - sum_{g not in A} r_g. The result is the global max-min allocation exactly when
 // every other flow still meets the condition above; on a link l of the filled flows' routes a flow
@@ -74,16 +73,16 @@
 // changes (4.6 ratings before the seeds took the saturated links' flows at once, 6.2 when refills
 // took all of A coupled through any shared hot link).
 // Measured with callgrind over 100,000 completions of that benchmark (after 60,000 of warm-up):
-// about 5,580 instructions (6,090 before those seeds) and 23 misses of a 1 MB last-level cache
-// (the size of the core's own second level) per completion. The solve is 52% of the instructions
-// (the small fill 20%, gathering A 10%) and a fifth of the misses; adding flows (the new route's links and flow lists) 7% of the
-// instructions and a quarter of the misses; the network's heaps 8% of the instructions. The misses
-// cost little on a quiet machine (the core overlaps them; asking early for those it could overlap
-// anyway gained nothing measurable), but when the other core streams through the shared cache each
-// is a trip to memory: beside a loop streaming through 256 MB the same benchmark ran 40% slower,
-// and there the layout below (23 misses a completion instead of 26.5, 8.9 MB of tables at 10,000
-// flows instead of 11.3) ran it 5 to 18% faster than the one before in interleaved runs (1 to 2% on
-// a quiet machine).
+// about 5,580 instructions (6,090 before those seeds) and 23 misses of a 1 MB last-level cache (the
+// size of the core's own second level) per completion. The solve is 52% of the instructions (the
+// small fill 20%, gathering A 10%) and a fifth of the misses; adding flows (the new route's links
+// and flow lists) 7% of the instructions and a quarter of the misses; the network's heaps 8% of the
+// instructions. The misses cost little on a quiet machine (the core overlaps them; asking early for
+// those it could overlap anyway gained nothing measurable), but when the other core streams through
+// the shared cache each is a trip to memory: beside a loop streaming through 256 MB the same
+// benchmark ran 40% slower, and there the layout below (23 misses a completion instead of 26.5,
+// 8.9 MB of tables at 10,000 flows instead of 11.3) ran it 5 to 18% faster than the one before in
+// interleaved runs (1 to 2% on a quiet machine).
 //
 // Cold links. A flow's potential is the most it could ever run at, min(c_f, min_{l in R_f} C_l);
 // a link whose flows' potentials sum to less than its capacity can never fill, so no flow is ever
@@ -383,6 +382,7 @@ class MaxMinSolver {
     if (!in_a(x)) gather_new(x);
   }
   void gather_new(std::uint32_t x);
+  void gather_held_on(LinkId l);
   // The FillLink number of hot link l in this solve, taking it in when it has none.
   std::uint32_t fill_link(LinkId l) {
     const std::uint32_t number = fill_number_[l];
