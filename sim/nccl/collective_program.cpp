@@ -288,8 +288,16 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
                  {ResourceKind::HOST_MEMORY, 2 * flows_per_gpu * ctx.system.gpus_per_socket() * sending_share}};
       break;
     }
-    case TransportKind::NET:
-      h.loads = {{ResourceKind::NIC_OUT, flows_per_nic}, {ResourceKind::NIC_IN, flows_per_nic}};
+    case TransportKind::NET: {
+      // NCCL's socket transport over the host's own interface: one proxy thread per rank copies
+      // what the rank sends and what it receives, one message after another. A rank that sends
+      // and receives at once counts each flow twice on its proxy (nccl.net.socket_proxy_bandwidth
+      // is both directions together), and each step waits for the proxy's own time of every
+      // message the rank keeps in flight (nccl.net.socket_message_overhead).
+      const bool proxy = !ctx.system.nics().empty() && ctx.system.nics().front().per_host;
+      const double per_proxy = proxy && two_way ? 2 * flows_per_nic : flows_per_nic;
+      h.loads = {{ResourceKind::NIC_OUT, per_proxy}, {ResourceKind::NIC_IN, per_proxy}};
+      if (proxy) h.occupancy = Duration::from_seconds(ctx.rates.socket_message_overhead.seconds() * std::max(1.0, per_proxy));
       // GPUDirect RDMA moves the data over the GPU's PCIe link; without it the data is staged
       // through host memory (the GPU's PCIe link and the host's memory on each side).
       h.loads.push_back({ResourceKind::PCIE_OUT, flows_per_gpu});
@@ -299,8 +307,8 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
         h.loads.push_back({ResourceKind::SHM_IN, flows_per_gpu});
       }
       break;
+    }
   }
-  (void)ctx;
   (void)protocol;
   return h;
 }
@@ -363,7 +371,8 @@ StepProgram build_ring(const ProgramContext& ctx, const CollectiveShape& s) {
       h.transport = HopTransport{};  // crosses nothing (the event simulation routes it nowhere)
       const HopTransport& ht = p.hops[hop_of_role[r]].transport;
       h.channel_cap = block_rate(ctx, s.protocol, ht) * thread_factor(ctx, s, ht) / local_w;
-      h.occupancy = p.hops[hop_of_role[r]].occupancy;
+      // The block's own time per slice; a socket proxy's time per message stays with the NET hop.
+      if (ht.kind != TransportKind::NET) h.occupancy = p.hops[hop_of_role[r]].occupancy;
       h.multiplicity = nch;
       h.endpoints = {r % sys.gpus(), r % sys.gpus(), 0};
       local_hop_of_role[r] = p.add_hop(h);

@@ -85,9 +85,12 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     // GPUDirect, each byte staged through host memory on both sides and carried by the rank's proxy
     // thread through the kernel's TCP stack, which sets the rate, not a line rate.
     const NicDevice& d = sys.nics().front();
-    r.nic = params.bandwidth("nccl.net.socket_bandwidth", d.bandwidth,
+    r.nic = params.bandwidth("nccl.net.socket_proxy_bandwidth", d.bandwidth * 2.0,
                              v + " socket speed of an interface it cannot read, " + format_bandwidth_bits(d.bandwidth) +
-                                 " (" + version.topology.socket_default_speed_source + ")");
+                                 " each way (" + version.topology.socket_default_speed_source +
+                                 "), both ways together");
+    r.socket_message_overhead = params.duration("nccl.net.socket_message_overhead", Duration::from_seconds(1e-6),
+                                                "1 us, the order of a system call (no measurement)");
     r.net_latency = params.duration("nccl.net.latency", Duration::zero(),
                                     "no figure for the host's own interface: NCCL's step latency alone");
   } else if (!sys.nics().empty()) {

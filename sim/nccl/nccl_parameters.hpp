@@ -191,13 +191,23 @@
 //   nccl.latency.nvlink_scale      ratio   multiplies NCCL's per-step latency over NVLink; 1
 //   nccl.latency.pcie_scale        ratio   same over PCIe and SHM; 1
 //   nccl.latency.net_scale         ratio   same for the network proxy path; 1
-//   nccl.net.socket_bandwidth      B/s     NCCL's socket transport over a host's own interface (a bare
-//                                          system's GPUs in different NCCL nodes): what one rank sends
-//                                          (and receives) per direction, the proxy thread copying
-//                                          through the kernel's TCP stack; fallback the 10 Gb/s NCCL
-//                                          assumes for an interface with no speed. 4 x H200 over
-//                                          loopback: 2.3-2.8 GB/s busbw for a ring all-reduce, on 2
-//                                          or 4 GPUs, at 1, 2 or 4 channels, 4 x 4 sockets or 1
+//   nccl.net.socket_proxy_bandwidth B/s    NCCL's socket transport over a host's own interface (a bare
+//                                          system's GPUs in different NCCL nodes): the bytes one
+//                                          rank's proxy thread copies through the kernel's TCP stack
+//                                          per second, sent and received together (one thread does
+//                                          both: a rank that sends and receives at once moves half
+//                                          of it each way); fallback twice the 10 Gb/s NCCL assumes
+//                                          each way for an interface with no speed. 4 x H200 over
+//                                          loopback, 8 to 32 MiB: a 2-rank broadcast (one way) 4.7
+//                                          GB/s, rings and chains 5.2 to 6.3 GB/s a rank
+//   nccl.net.socket_message_overhead s     the same proxy's own time per message it sends or
+//                                          receives (a slice of one connection), spent one message
+//                                          after another: each message of a rank that keeps k
+//                                          connections busy waits k of them before its bytes go.
+//                                          Fallback 1 us, the order of a system call (no
+//                                          measurement); over loopback on 4 x H200 a 4-rank ring
+//                                          step with Simple costs 50 to 60 us beyond its bytes at
+//                                          128 KiB to 2 MiB
 //   nccl.net.latency               s       NIC-to-NIC one-way latency of a small message; the
 //                                          catalog fabric's nic_latency (+ 2 switch latencies when
 //                                          the path leaves a leaf switch)
@@ -294,6 +304,9 @@ struct NcclRates {
   // Latency scales and figures.
   double base_scale = 1, nvlink_scale = 1, pcie_scale = 1, net_scale = 1;
   Duration net_latency;
+  // NCCL's socket transport over a host's own interface: the proxy's time per message
+  // (nccl.net.socket_message_overhead); zero elsewhere.
+  Duration socket_message_overhead;
   Duration host_call;
   Duration host_group_comm;
   Duration host_empty_call;

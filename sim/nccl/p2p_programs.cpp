@@ -115,8 +115,11 @@ P2pSteps p2p_steps(StepProgram& p, const ProgramContext& ctx, const HopTransport
 
 // Over the network: one stream of `total` bytes from a representative rank, the rank's channels
 // lumped into one flow, chunked as NCCL does.
+// `receives`: the rank also receives over the network meanwhile (send/recv, alltoall), which keeps
+// a socket proxy busy both ways (make_hop); `with_recv`: its block's warps are split between the
+// two.
 void add_net_stream(StepProgram& p, const ProgramContext& ctx, const HopTransport& t, double total, int peers,
-                    int ranks_sending_per_node, double concurrency, bool with_recv) {
+                    int ranks_sending_per_node, double concurrency, bool with_recv, bool receives) {
   if (total <= 0) return;
   const NcclSystem& sys = ctx.system;
   const long long per_peer = static_cast<long long>(std::ceil(total / std::max(1, peers)));
@@ -135,7 +138,7 @@ void add_net_stream(StepProgram& p, const ProgramContext& ctx, const HopTranspor
   chunk = std::max<long long>(chunk, 1);
   const double streams = std::max(1.0, concurrency) * nc;  // channels in flight for this rank
   const int nics = nic_devices_used(sys);
-  Hop h = make_hop(ctx, t, 1.0, static_cast<double>(ranks_sending_per_node) / nics);
+  Hop h = make_hop(ctx, t, 1.0, static_cast<double>(ranks_sending_per_node) / nics, proto, 1.0, receives);
   h.wire_factor = buf.wire;
   // The rank's channels together: per-channel protocol cap times the channels in flight.
   h.channel_cap = block_rate(ctx, proto) * streams;
@@ -260,7 +263,7 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
     // One pair: the sender alone on its links (and on the node's NICs or host memory).
     const HopTransport t = sys.transport(s.pair_src, s.pair_dst);
     if (t.kind == TransportKind::NET) {
-      add_net_stream(p, ctx, t, static_cast<double>(s.bytes.count()), 1, 1, 1.0, false);
+      add_net_stream(p, ctx, t, static_cast<double>(s.bytes.count()), 1, 1, 1.0, false, false);
     } else {
       add_local_stream(p, ctx, t, static_cast<double>(s.bytes.count()), 1, false);
     }
@@ -279,7 +282,7 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
       if ((net && seen_net) || (!net && seen_intra)) continue;
       (net ? seen_net : seen_intra) = true;
       if (net) {
-        add_net_stream(p, ctx, t, total, 1, static_cast<int>(hosts_per_node), 1.0, true);
+        add_net_stream(p, ctx, t, total, 1, static_cast<int>(hosts_per_node), 1.0, true, true);
       } else {
         add_local_stream(p, ctx, t, total, 1, true);
       }
@@ -302,7 +305,7 @@ StepProgram build_p2p(const ProgramContext& ctx, const CollectiveShape& s) {
         std::max(1.0, static_cast<double>(ctx.plan.p2p_channels) / std::max(1, ctx.plan.p2p_channels_per_peer));
     const HopTransport t = sys.transport(0, R % n);
     add_net_stream(p, ctx, t, piece * inter_peers, inter_peers, sys.gpus(), std::min<double>(concurrency, inter_peers),
-                   false);
+                   false, true);
   }
   p.channel_payload_bytes = piece * (n - 1);
   return p;

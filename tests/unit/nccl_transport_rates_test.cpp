@@ -138,18 +138,46 @@ TEST_CASE("P2P read over NVLink loses where the GPUs' ports carry data both ways
   CHECK(slow.predict_pair(Bytes::gib(1), 0, 1).time == base.predict_pair(Bytes::gib(1), 0, 1).time);
 }
 
-TEST_CASE("NCCL's socket transport moves each rank's traffic at the socket rate", "[unit][nccl]") {
-  // 4 x H200 with P2P and SHM disabled: 4 NCCL nodes, a socket path each, 2 channels. A ring
-  // all-reduce sends its busbw out of each rank and receives as much: busbw = 2.5 GB/s, less the
-  // pipeline's fill (under 2% at 256 MiB).
-  const auto profile =
-      testing::profile_of("socket", {testing::bandwidth_parameter("nccl.net.socket_bandwidth", 2.5e9)});
+TEST_CASE("NCCL's socket transport: one proxy per rank carries both directions", "[unit][nccl]") {
+  // 4 x H200 with P2P and SHM disabled: 4 NCCL nodes, a socket path each, 2 channels, the proxy
+  // 5 GB/s sent plus received, no time per message. A ring all-reduce sends its busbw out of each
+  // rank and receives as much at once: busbw = 5 / 2 = 2.5 GB/s, less the pipeline's fill (under
+  // 2% at 256 MiB). A 2-rank broadcast moves its bytes one way only: the sender's proxy sends and
+  // the receiver's receives, each at the full 5 GB/s, busbw = algbw = 5 GB/s, less the fill.
+  const auto profile = testing::profile_of(
+      "socket", {testing::bandwidth_parameter("nccl.net.socket_proxy_bandwidth", 5e9),
+                 testing::duration_parameter("nccl.net.socket_message_overhead", 1e-12)});
   const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},
                                                   {"NCCL_SHM_DISABLE", "1"},
                                                   {"NCCL_ALGO", "Ring"},
                                                   {"NCCL_PROTO", "Simple"}};
   const CollectivePredictor p = predictor("hgx-h200", 4, env, &profile);
   CHECK(p.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).busbw_GBps == Approx(2.5).epsilon(0.02));
+  const CollectivePredictor pair = predictor("hgx-h200", 2, env, &profile);
+  CHECK(pair.predict(CollectiveOp::BROADCAST, Bytes::mib(256)).busbw_GBps == Approx(5.0).epsilon(0.02));
+}
+
+TEST_CASE("NCCL's socket proxy spends its time per message on every connection it keeps busy", "[unit][nccl]") {
+  // The same 4 ranks with a 100 us proxy time per message and a proxy too fast to matter (1 PB/s),
+  // at 256 KiB, 2 channels: each message of each channel waits for the proxy's time of the 2 x 2
+  // messages (a send and a receive per channel) its rank keeps in flight, 400 us, where its bytes
+  // take under 1 us. A message is a slice: all-gather's 256 KiB / 4 ranks / 2 channels = 32 KiB a
+  // step, one chunk of CHUNKSTEPS / SLICESTEPS = 4 / 2 = 2 slices. The n - 1 = 3 steps run one after
+  // another on each connection: 3 x 2 x 400 = 2,400 us more than with no time per message (5%).
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},
+                                                  {"NCCL_SHM_DISABLE", "1"},
+                                                  {"NCCL_ALGO", "Ring"},
+                                                  {"NCCL_PROTO", "Simple"},
+                                                  {"NCCL_MIN_NCHANNELS", "2"},
+                                                  {"NCCL_MAX_NCHANNELS", "2"}};
+  auto with = [&](double overhead) {
+    const auto profile = testing::profile_of(
+        "socket", {testing::bandwidth_parameter("nccl.net.socket_proxy_bandwidth", 1e15),
+                   testing::duration_parameter("nccl.net.socket_message_overhead", overhead)});
+    return predictor("hgx-h200", 4, env, &profile).predict(CollectiveOp::ALL_GATHER, Bytes::kib(256)).time;
+  };
+  const double extra_us = (with(100e-6) - with(1e-12)).microseconds();
+  CHECK(extra_us == Approx(2400).epsilon(0.05));
 }
 
 TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate each way", "[unit][nccl]") {
