@@ -21,7 +21,7 @@ int pi(Protocol p) { return static_cast<int>(p); }
 
 int nic_devices_used(const NcclSystem& sys) {
   // A socket path per NCCL host (nccl_system.hpp): as many as the node has hosts.
-  if (!sys.nics().empty() && sys.nics().front().per_host) return std::max(1, sys.gpus() / sys.ranks_per_host());
+  if (sys.host_sockets()) return std::max(1, sys.gpus() / sys.ranks_per_host());
   int local = 0;
   for (const auto& nic : sys.nics()) {
     bool any = false;
@@ -292,9 +292,9 @@ Hop make_hop(const ProgramContext& ctx, const HopTransport& t, double flows_per_
       // NCCL's socket transport over the host's own interface: one proxy thread per rank copies
       // what the rank sends and what it receives, one message after another. A rank that sends
       // and receives at once counts each flow twice on its proxy (nccl.net.socket_proxy_bandwidth
-      // is both directions together), and each step waits for the proxy's own time of every
+      // is both directions together), and each message waits for the proxy's own time of every
       // message the rank keeps in flight (nccl.net.socket_message_overhead).
-      const bool proxy = !ctx.system.nics().empty() && ctx.system.nics().front().per_host;
+      const bool proxy = ctx.system.host_sockets();
       const double per_proxy = proxy && two_way ? 2 * flows_per_nic : flows_per_nic;
       h.loads = {{ResourceKind::NIC_OUT, per_proxy}, {ResourceKind::NIC_IN, per_proxy}};
       if (proxy) h.occupancy = Duration::from_seconds(ctx.rates.socket_message_overhead.seconds() * std::max(1.0, per_proxy));

@@ -133,6 +133,8 @@ class NcclSystem {
   PathType max_intra_path() const { return max_intra_path_; }
 
   const std::vector<NicDevice>& nics() const { return nics_; }
+  // The network is NCCL's socket transport over the host's own interface (NicDevice::per_host).
+  bool host_sockets() const { return !nics_.empty() && nics_.front().per_host; }
   // Best path type from local GPU g to any NIC (PIX/PXB when one sits on its switch).
   PathType gpu_nic_path(int g) const;
   bool net_gdr() const { return net_gdr_; }
