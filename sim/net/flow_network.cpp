@@ -49,7 +49,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
   return s;
 }
 
-void FlowNetwork::release_slot(std::uint32_t slot) {
+inline void FlowNetwork::release_slot(std::uint32_t slot) {
   flows_[slot].state = FREE;
   ++flows_[slot].generation;
   flows_[slot].handler = nullptr;
@@ -67,13 +67,10 @@ bool FlowNetwork::live(FlowId id) const {
   return id.slot < flows_.size() && flows_[id.slot].state != FREE && flows_[id.slot].generation == id.generation;
 }
 
-void FlowNetwork::check_endpoint(VertexId v) const {
+void FlowNetwork::endpoint_error(VertexId v) const {
   if (v >= topology_.vertex_count()) throw std::out_of_range("vertex id " + std::to_string(v) + " out of range");
-  const VertexKind k = topology_.vertex(v).kind;
-  if (k == VertexKind::LEAF_SWITCH || k == VertexKind::SPINE_SWITCH) {
-    throw std::invalid_argument("a transfer cannot start or end at a network switch (" + topology_.describe_vertex(v) +
-                                ")");
-  }
+  throw std::invalid_argument("a transfer cannot start or end at a network switch (" + topology_.describe_vertex(v) +
+                              ")");
 }
 
 void FlowNetwork::check_route(const Route& route) const {

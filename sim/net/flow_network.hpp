@@ -217,13 +217,20 @@ class FlowNetwork final : public Model, private EventHandler {
   void handle_event(Simulation& sim, std::uint64_t tag) override;
   void process_due(Simulation& sim);
   TimePoint next_time() const;
-  void check_endpoint(VertexId v) const;
+  // Twice per transfer: the test inline, the messages built out of line.
+  void check_endpoint(VertexId v) const {
+    if (v >= topology_.vertex_count()) [[unlikely]] endpoint_error(v);
+    const VertexKind k = topology_.vertices()[v].kind;
+    if (k == VertexKind::LEAF_SWITCH || k == VertexKind::SPINE_SWITCH) [[unlikely]] endpoint_error(v);
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void endpoint_error(VertexId v) const;
   void check_route(const Route& route) const;
   // `latency`: the route's (Router::latency).
   FlowId start(const Route& route, Duration latency, Bytes bytes, FlowHandler* handler, FlowFunction fn,
                const FlowOptions& options);
   std::uint32_t allocate_slot();
-  void release_slot(std::uint32_t slot);
+  // Once per completion: inline (defined in flow_network.cpp, the only file that calls it).
+  [[gnu::always_inline]] inline void release_slot(std::uint32_t slot);
   bool live(FlowId id) const;
   void activate(std::uint32_t slot, std::span<const LinkId> route);
   // The route of a flow in its start latency, and the end of its keeping.
