@@ -463,8 +463,16 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
     if (slot < 0) {
       // n - 1 of the n ranks send (for a host's memory, SHM); with more than two, the middle
       // ones also receive.
-      Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, net ? nch * hosts_per_node / nics : 0,
-                       s.protocol, (n - 1.0) / n, n > 2);
+      const double nic_flows = net ? nch * hosts_per_node / nics : 0;
+      Hop h = make_hop(ctx, t, net ? nch * hosts_per_node / sys.gpus() : nch, nic_flows, s.protocol, (n - 1.0) / n, n > 2);
+      if (net && sys.host_sockets()) {
+        // A middle rank's socket proxy copies each byte twice (make_hop), but a chain hands it one
+        // message per channel at a time: it receives a slice and then forwards that slice, where a
+        // ring's rank receives its next slice while it sends one. Each message waits for the
+        // proxy's time of one message per channel (lent-4xh200-2026-11-28-socket-chain: a 4-GPU
+        // broadcast at 256 KiB to 1 MiB takes as long with 128 KiB steps as with 2 MiB ones).
+        h.occupancy = Duration::from_seconds(ctx.rates.socket_message_overhead.seconds() * std::max(1.0, nic_flows));
+      }
       h.wire_factor = buf.wire;
       h.channel_cap =
           block_rate(ctx, s.protocol, t, n > 2) * thread_factor(ctx, s, t) /

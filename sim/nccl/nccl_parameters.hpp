@@ -203,8 +203,10 @@
 //   nccl.net.socket_message_overhead s     the same proxy's own time per message it sends or
 //                                          receives (a slice of one connection), spent one message
 //                                          after another: each message of a rank that keeps k
-//                                          connections busy waits k of them before its bytes go.
-//                                          Fallback 1 us, the order of a system call (no
+//                                          connections busy waits k of them before its bytes go
+//                                          (a ring's rank: a send and a receive per channel; a
+//                                          broadcast's or reduce's chain: one per channel, each
+//                                          slice received and then forwarded). Fallback 1 us, the order of a system call (no
 //                                          measurement); over loopback on 4 x H200 a 4-rank ring
 //                                          step with Simple costs 50 to 60 us beyond its bytes at
 //                                          128 KiB to 2 MiB

@@ -180,6 +180,31 @@ TEST_CASE("NCCL's socket proxy spends its time per message on every connection i
   CHECK(extra_us == Approx(2400).epsilon(0.05));
 }
 
+TEST_CASE("a socket chain's rank handles one message per channel at a time", "[unit][nccl]") {
+  // The same 4 ranks, 100 us a message, the proxy too fast to matter, a broadcast of 256 KiB on 2
+  // channels: 128 KiB a channel, one slice (BROADCAST_SLICESTEPS = CHUNKSTEPS = 1, a 512 KiB step)
+  // crossing the 3 hops of the chain one after another. A middle rank receives a channel's slice
+  // and then forwards it, so each message waits for the proxy's time of one message per channel,
+  // 2 x 100 = 200 us (a ring's rank, sending one slice while it receives the next, waits for 4).
+  // Back to back, a chain's kernels run ahead (the root starts its next broadcast while the last
+  // rank still receives), so an iteration costs its slowest hop's time: 200 us more than with no
+  // time per message, not 3 x 200.
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"},
+                                                  {"NCCL_SHM_DISABLE", "1"},
+                                                  {"NCCL_ALGO", "Ring"},
+                                                  {"NCCL_PROTO", "Simple"},
+                                                  {"NCCL_MIN_NCHANNELS", "2"},
+                                                  {"NCCL_MAX_NCHANNELS", "2"}};
+  auto with = [&](double overhead) {
+    const auto profile = testing::profile_of(
+        "socket", {testing::bandwidth_parameter("nccl.net.socket_proxy_bandwidth", 1e15),
+                   testing::duration_parameter("nccl.net.socket_message_overhead", overhead)});
+    return predictor("hgx-h200", 4, env, &profile).predict(CollectiveOp::BROADCAST, Bytes::kib(256)).time;
+  };
+  const double extra_us = (with(100e-6) - with(1e-12)).microseconds();
+  CHECK(extra_us == Approx(200).epsilon(0.05));
+}
+
 TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate each way", "[unit][nccl]") {
   // 2 x H200 over SHM, 4 channels, the blocks and the host memory out of the way (100 GB/s a
   // channel over SHM, 1 TB/s over NVLink, the host at the catalog's full 307.2 GB/s), no per-slice
