@@ -206,10 +206,10 @@
 //                                          connections busy waits k of them before its bytes go
 //                                          (a ring's rank: a send and a receive per channel; a
 //                                          broadcast's or reduce's chain: one per channel, each
-//                                          slice received and then forwarded). Fallback 1 us, the order of a system call (no
-//                                          measurement); over loopback on 4 x H200 a 4-rank ring
-//                                          step with Simple costs 50 to 60 us beyond its bytes at
-//                                          128 KiB to 2 MiB
+//                                          slice received and then forwarded). Fallback 1 us, the
+//                                          order of a system call (no measurement); over loopback on
+//                                          4 x H200 a 4-rank ring step with Simple costs 50 to 60 us
+//                                          beyond its bytes at 128 KiB to 2 MiB
 //   nccl.net.latency               s       NIC-to-NIC one-way latency of a small message; the
 //                                          catalog fabric's nic_latency (+ 2 switch latencies when
 //                                          the path leaves a leaf switch)
