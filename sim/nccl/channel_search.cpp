@@ -207,8 +207,11 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
     plan.nvls_channels = env.nvls_nchannels.value_or(version.topology.default_nvls_channels(cc));
   }
 
-  // P2P channels.
+  // P2P channels (paths.cc ncclTopoComputeP2pChannels): the collective channels bounded by
+  // NCCL_MAX_P2P_NCHANNELS and then raised to NCCL_MIN_P2P_NCHANNELS (1 and MAXCHANNELS unset).
   int p2p = std::min(plan.coll_channels, version.device.max_channels);
+  if (env.max_p2p_nchannels) p2p = std::min(p2p, *env.max_p2p_nchannels);
+  if (env.min_p2p_nchannels) p2p = std::max(p2p, *env.min_p2p_nchannels);
   p2p = std::max(p2p, 1);
   int per_peer = p2p;
   if (R > 1) {

@@ -171,7 +171,8 @@ const std::set<std::string>& modelled_names() {
       "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE",
       "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
       "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
-      "NCCL_ALLOC_P2P_NET_LL_BUFFERS", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS"};
+      "NCCL_ALLOC_P2P_NET_LL_BUFFERS", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_MIN_P2P_NCHANNELS",
+      "NCCL_MAX_P2P_NCHANNELS"};
   return s;
 }
 
@@ -251,6 +252,10 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.min_nchannels = parse_int(where, var, value, 0, 1024);
     } else if (var == "NCCL_MAX_NCHANNELS" || var == "NCCL_MAX_NRINGS") {
       e.max_nchannels = parse_int(where, var, value, 1, 1024);
+    } else if (var == "NCCL_MIN_P2P_NCHANNELS") {
+      e.min_p2p_nchannels = parse_int(where, var, value, 1, 1024);
+    } else if (var == "NCCL_MAX_P2P_NCHANNELS") {
+      e.max_p2p_nchannels = parse_int(where, var, value, 1, 1024);
     } else if (var == "NCCL_NTHREADS") {
       e.nthreads = parse_int(where, var, value, -(1 << 20), 1 << 20);  // <= 0: unset
     } else if (var == "NCCL_LL128_NTHREADS") {

@@ -54,6 +54,7 @@ struct NcclEnv {
   std::optional<PathType> net_gdr_level;
   bool net_gdr_read_disable = false;
   std::optional<int> min_nchannels, max_nchannels;
+  std::optional<int> min_p2p_nchannels, max_p2p_nchannels;  // NCCL_MIN_P2P_NCHANNELS, NCCL_MAX_P2P_NCHANNELS
   // NCCL_NTHREADS and NCCL_LL128_NTHREADS as given (NCCL's tuner bounds them per protocol:
   // Tuner::max_threads).
   std::optional<int> nthreads, ll128_nthreads;

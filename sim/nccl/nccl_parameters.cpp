@@ -170,6 +170,7 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                        "nccl_ll128_channel store_share", true);
   r.ll_tree_root_weight =
       params.ratio("nccl.ll.tree_root_weight", 1.0, "the root's step costs its loads and stores, as every step");
+  r.p2p_alone_share = params.ratio("nccl.p2p.alone_share", 1.0, "a side alone has the whole block");
   r.simple_channel = params.bandwidth("nccl.simple.channel_bandwidth",
                                       Bandwidth::gigabytes_per_second(version.tuner.per_ch_max_tree_bw[arch][index2]),
                                       v + " perChMaxTreeBw");

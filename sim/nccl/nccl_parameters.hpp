@@ -300,6 +300,9 @@ struct NcclRates {
   // LL's and LL128's store shares; negative: their steps cost alike (no measurement).
   double ll_store_fraction = -1, ll128_store_fraction = -1;
   double ll_tree_root_weight = 1;  // nccl.ll.tree_root_weight
+  // The share of a P2P block's copy rate that one side of a work that both sends and receives
+  // reaches while the other side has nothing to copy (nccl.p2p.alone_share).
+  double p2p_alone_share = 1;
   // Share of the NVLink rate a tree's chain reaches with Simple (nccl.tree.nvlink_share), LL
   // (nccl.tree.ll_nvlink_share) and LL128 (nccl.tree.ll128_nvlink_share).
   double tree_nvlink_share = 1, tree_ll_nvlink_share = 1, tree_ll128_nvlink_share = 1;

@@ -27,11 +27,18 @@
 //    / 32 = 20 warps, (w - 1) / 2 = 9 receive and 10 send); with Simple one of the send's warps
 //    only synchronises (prims_simple.h nworkers), so 9 copy on each side. While both copy they
 //    share the block's copy rate C in proportion (Simple 9 : 9, LL 10 : 9, the slower side
-//    setting LL's pace); a step that one side copies alone (a message's first send, its last
-//    receive, or one pair's sender and receiver on different GPUs) gets the block's C.
+//    setting LL's pace). A step that one side of such a block copies alone (a message's first
+//    send, its last receive) gets a x C, a = nccl.p2p.alone_share: the other side's warps wait
+//    for their flag and lend nothing, so a lies between that side's share (0.5) and 1. One pair's
+//    sender and receiver, blocks on different GPUs that do one thing each, copy at C. Measured on
+//    4 x H200 (calibrate/results/lent-4xh200-2026-11-28-p2p-ramp, alltoall): with the P2P chunk at
+//    128 KiB instead of 512 KiB a 32 MiB alltoall takes 96 us instead of 107, though its steady
+//    state costs the same per byte (9.1 us a 128 KiB step, 39.1 a 512 KiB one): the difference is
+//    in the fill and the drain, which the smaller step shortens.
 //  * Per channel of k steps of B bytes, sending and receiving (send/recv, alltoall):
 //      T ~ t0 + [o + B / min(C, link share)] + (k - 1) max(o + B / (C/2), B / (C/2)) + B / C
-//    (o: nccl.simple.slice_overhead, t0: NCCL's base latency). Measured on 4 x H200
+//    (o: nccl.simple.slice_overhead, t0: NCCL's base latency; the first and the last B / C are
+//    B / (a C) where the block also receives). Measured on 4 x H200
 //    (calibrate/results/lent-4xh200-2026-11-21, send/recv): in steady state a step costs 25-26 us
 //    per channel (512 KiB at ~20 GB/s, C/2) on 2 and 4 ranks, predicted 28 (o + 26.2); one step per
 //    channel, 2 ranks 8 MiB over 16 channels, 49.1 us, predicted 45.7; 4 ranks 4 MiB over 8,
@@ -235,8 +242,9 @@ void add_local_stream(StepProgram& p, const ProgramContext& ctx, const HopTransp
     // and recv_share of it). The first step's send runs before anything has arrived, and the
     // last step's receive after every send, each with the block to itself.
     const int send_shared = send_hop(with_recv ? block * send_share : block, "", streams);
-    const int send_alone = with_recv ? send_hop(block, " (first step)", 0) : send_shared;
-    const int recv_alone = recv_hop(block);
+    const Bandwidth alone = with_recv ? block * ctx.rates.p2p_alone_share : block;
+    const int send_alone = with_recv ? send_hop(alone, " (first step)", 0) : send_shared;
+    const int recv_alone = recv_hop(alone);
     const int recv_shared = with_recv ? recv_hop(block * recv_share) : recv_alone;
     // The receiver's warps take the steps in order; its own FIFO reads need no slots.
     const int recv_conn = p.add_connection(static_cast<int>(std::min<long long>(chunks, 1 << 20)));

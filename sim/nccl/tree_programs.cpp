@@ -160,7 +160,11 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   TreeHops hops;
   // A step through the network is not charged to the block (the kernel fills the proxy's buffer and
   // the network paces it): it moves at most at its group's threads' share over its step's weight.
-  // Inside a node LL128's groups keep their threads' share as a cap (see tree_block).
+  // So does a step through host memory (SHM), where a group's loads in flight, its threads, set
+  // its rate (4 x H200: one channel's Tree/LL all-reduce over SHM reaches 1.2 to 1.6 GB/s busbw
+  // on 2 to 4 GPUs, calibrate/results/lent-4xh200-2026-11-28-p2p-ramp, where the ring's LL moves
+  // 2.3 GB/s a channel each way, lent-4xh200-2026-11-27-transports). Inside a node LL128's groups
+  // keep their threads' share as a cap (see tree_block).
   auto make = [&](const HopTransport& t, double gpu_flows, double nic_flows, int src, int dst, int node, bool up) {
     // R - 1 of a host's R ranks send up the chain, and R - 1 down (for a host's memory, SHM).
     Hop h = make_hop(ctx, t, gpu_flows, nic_flows, s.protocol, R > 1 ? (R - 1.0) / R : 1.0);
@@ -171,7 +175,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     if (t.kind == TransportKind::P2P && t.over_nvlink) {
       h.link_share = tree_nvlink_share(ctx, s.protocol) * blk.link_knee_factor;
     }
-    if (!h.link_shared) {
+    if (!h.link_shared || t.kind == TransportKind::SHM) {
       h.channel_cap = (up ? blk.up_cap : blk.down_cap) / step_cost(blk.store_fraction, up ? 2 : 1, up ? 1 : 2);
     } else if (s.protocol == Protocol::LL128) {
       h.channel_cap = up ? blk.up_cap : blk.down_cap;

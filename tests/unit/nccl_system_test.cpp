@@ -8,6 +8,7 @@
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
 #include "sim/nccl/collective_predictor.hpp"
+#include "support/profile_parameters.hpp"
 
 using namespace clustersim;
 using namespace clustersim::sim::nccl;
@@ -123,6 +124,23 @@ TEST_CASE("channels as NCCL's search finds them", "[unit][nccl]") {
     // NCCL_P2P_DISABLE=1: the pair's path goes through the CPU (paths.cc), ncclTopoGetNchannels
     // gives 2; so LL carries p2p messages up to 2 x 16 KiB only.
     CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_P2P_DISABLE", "1"}}).channels().p2p_channels_per_peer == 2);
+  }
+  SECTION("NCCL_MAX_P2P_NCHANNELS and NCCL_MIN_P2P_NCHANNELS bound the P2P channels") {
+    // 4 x H200: 24 run-time channels; paths.cc ncclTopoComputeP2pChannels takes min(24, MAX),
+    // then max(that, MIN), then the next power of 2 (per peer too). Unset: 24 -> 32 and 32 per
+    // peer (2 x 18 NVLinks = 36, at most 32). MAX 8: 8 and 8. MAX 6: 6 -> 8, and 6 per peer -> 8.
+    // MIN 32: 32, as unset (nccl-tests alltoall measured alike with and without it on 4 x H200,
+    // calibrate/results/lent-4xh200-2026-11-28-p2p-ramp).
+    auto p2p = [](std::map<std::string, std::string> env) {
+      const auto c = predictor("hgx-h200", 1, 4, std::move(env)).channels();
+      return std::pair{c.p2p_channels, c.p2p_channels_per_peer};
+    };
+    CHECK(p2p({}) == std::pair{32, 32});
+    CHECK(p2p({{"NCCL_MAX_P2P_NCHANNELS", "8"}}) == std::pair{8, 8});
+    CHECK(p2p({{"NCCL_MAX_P2P_NCHANNELS", "6"}}) == std::pair{8, 8});
+    CHECK(p2p({{"NCCL_MIN_P2P_NCHANNELS", "32"}}) == std::pair{32, 32});
+    CHECK(p2p({{"NCCL_MAX_P2P_NCHANNELS", "2"}, {"NCCL_MIN_P2P_NCHANNELS", "4"}}) == std::pair{4, 4});
+    CHECK_THROWS_AS(predictor("hgx-h200", 1, 4, {{"NCCL_MAX_P2P_NCHANNELS", "0"}}), InputError);
   }
   SECTION("NCCL_MAX_NCHANNELS and NCCL_MIN_NCHANNELS clamp the run-time count") {
     CHECK(predictor("hgx-h100", 1, 8, {{"NCCL_MAX_NCHANNELS", "4"}}).channels().coll_channels == 4);
@@ -387,6 +405,40 @@ TEST_CASE("send/recv inside a node: the sender's and the receiver's warps share 
   const double ll = ll_block * std::pow(1 + std::pow(ll_block / share, knee), -1 / knee);
   CHECK(ll / ll_block == Approx(0.997).epsilon(0.001));
   CHECK(at(Bytes::kib(512)) - at(Bytes::kib(256)) == Approx(16384 / ll * 1e6).epsilon(1e-6));
+}
+
+TEST_CASE("a P2P side copying alone reaches nccl.p2p.alone_share of its block", "[unit][nccl]") {
+  // 2 x H200 send/recv (rank r sends to r + 1 and receives from r - 1), Simple: 128 MiB and 256 MiB
+  // are 16 and 32 steps of 524288 bytes on each of 16 channels. A message's first step is sent
+  // before anything has arrived and its last is received after every send: those two copies have
+  // the block's warps of one side only, at share a: a x C instead of C (C = 38.7 GB/s, the H200's
+  // Simple copy rate without a profile). The last receive is a local copy: a = 0.5 adds
+  // 524288 / (0.5 C) - 524288 / C = 13.55 us. The first send crosses NVLink beside the other 15
+  // channels' and meets the knee (see the test above: r(x) = x (1 + (x / (L / 16))^p)^(-1/p),
+  // L = 370.8 GB/s, p = 3.2): r(C) = 21.93 and r(C / 2) = 16.84 GB/s, 7.22 us more. Together
+  // 20.77 us more a message, whatever its number of steps.
+  static const hardware::Catalog cat = hardware::Catalog::load();
+  auto at = [&](const hardware::CalibrationProfile* profile, Bytes size) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(cat, "hgx-h200");
+    cfg.shape = {1, 2};
+    cfg.version = "2.28";
+    cfg.profile = profile;
+    return CollectivePredictor(cfg).predict(CollectiveOp::SENDRECV, size).time.microseconds();
+  };
+  const auto half = testing::profile_of("alone", {testing::ratio_parameter("nccl.p2p.alone_share", 0.5)});
+  const CollectivePredictor p = predictor("hgx-h200", 1, 2);
+  const double c = p.rates().simple_channel.bytes_per_second();
+  const double share = p.rates().nvlink.bytes_per_second() / 16;
+  const double knee = p.rates().nvlink_knee;
+  REQUIRE(c / 1e9 == Approx(38.7));
+  auto r = [&](double x) { return x * std::pow(1 + std::pow(x / share, knee), -1 / knee); };
+  CHECK(r(c) / 1e9 == Approx(21.93).epsilon(0.001));
+  CHECK(r(c / 2) / 1e9 == Approx(16.84).epsilon(0.001));
+  const double extra = (524288 / (c / 2) - 524288 / c + 524288 / r(c / 2) - 524288 / r(c)) * 1e6;
+  CHECK(extra == Approx(20.77).epsilon(0.001));
+  CHECK(at(&half, Bytes::mib(128)) - at(nullptr, Bytes::mib(128)) == Approx(extra).epsilon(0.005));
+  CHECK(at(&half, Bytes::mib(256)) - at(nullptr, Bytes::mib(256)) == Approx(extra).epsilon(0.005));
 }
 
 TEST_CASE("send/recv over the network uses LL only where NCCL allocates LL buffers for it", "[unit][nccl]") {
