@@ -21,13 +21,15 @@ const hardware::Catalog& catalog() {
 }
 
 CollectivePredictor predictor(const std::string& system, int nodes, int gpus, std::map<std::string, std::string> env = {},
-                              Placement placement = {}, const std::string& version = "2.28") {
+                              Placement placement = {}, const std::string& version = "2.28",
+                              const hardware::CalibrationProfile* profile = nullptr) {
   PredictorConfig cfg;
   cfg.node = hardware::resolve_node(catalog(), system);
   cfg.shape = {nodes, gpus};
   cfg.env = std::move(env);
   cfg.placement = placement;
   cfg.version = version;
+  cfg.profile = profile;
   return CollectivePredictor(cfg);
 }
 
@@ -417,14 +419,8 @@ TEST_CASE("a P2P side copying alone reaches nccl.p2p.alone_share of its block", 
   // channels' and meets the knee (see the test above: r(x) = x (1 + (x / (L / 16))^p)^(-1/p),
   // L = 370.8 GB/s, p = 3.2): r(C) = 21.93 and r(C / 2) = 16.84 GB/s, 7.22 us more. Together
   // 20.77 us more a message, whatever its number of steps.
-  static const hardware::Catalog cat = hardware::Catalog::load();
-  auto at = [&](const hardware::CalibrationProfile* profile, Bytes size) {
-    PredictorConfig cfg;
-    cfg.node = hardware::resolve_node(cat, "hgx-h200");
-    cfg.shape = {1, 2};
-    cfg.version = "2.28";
-    cfg.profile = profile;
-    return CollectivePredictor(cfg).predict(CollectiveOp::SENDRECV, size).time.microseconds();
+  auto at = [](const hardware::CalibrationProfile* profile, Bytes size) {
+    return predictor("hgx-h200", 1, 2, {}, {}, "2.28", profile).predict(CollectiveOp::SENDRECV, size).time.microseconds();
   };
   const auto half = testing::profile_of("alone", {testing::ratio_parameter("nccl.p2p.alone_share", 0.5)});
   const CollectivePredictor p = predictor("hgx-h200", 1, 2);

@@ -27,12 +27,15 @@ CollectivePredictor tree_predictor(std::map<std::string, std::string> env = {}) 
 
 // The steady rate (GB/s) of a tree all-reduce on one channel of hgx-h200: 128 MiB over the GPU time
 // of 256 MiB less that of 128 MiB, which leaves the fixed cost and the pipeline's fill out.
-double steady_tree_rate(int gpus, const char* proto, const hardware::CalibrationProfile* profile) {
+// `extra`: more NCCL variables.
+double steady_tree_rate(int gpus, const char* proto, const hardware::CalibrationProfile* profile,
+                        std::map<std::string, std::string> extra = {}) {
   static const hardware::Catalog catalog = hardware::Catalog::load();
   PredictorConfig cfg;
   cfg.node = hardware::resolve_node(catalog, "hgx-h200");
   cfg.shape = {1, gpus};
-  cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", proto}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}};
+  cfg.env = std::move(extra);
+  cfg.env.insert({{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", proto}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"}});
   cfg.version = "2.28.9";
   cfg.profile = profile;
   const CollectivePredictor q(cfg);
@@ -302,26 +305,17 @@ TEST_CASE("a one-node Simple tree meets the NVLink knee: its blocks below the co
 }
 
 TEST_CASE("over SHM a tree's groups move at their threads' share of the block", "[unit][nccl]") {
-  // 4 x H200 without a profile, NCCL_P2P_DISABLE=1: the chain's hops go through host memory. An
+  // 2 x H200 without a profile, NCCL_P2P_DISABLE=1: the chain's hop goes through host memory. An
   // LL tree splits its 640 threads 448 up and 192 down (all_reduce.h runTreeSplit: 70% reduce);
   // each group's channel moves at most its threads' share of LL's SHM block rate C_SHM (the ring's
   // whole 512 threads: min(nccl.ll.channel_bandwidth, nccl.shm.ll_channel_bandwidth)) over its
   // step's weight: down, one load and two stores (w(1,2) = 1 + f with store share f); up, two
-  // loads and one store (w(2,1) = 2 - f). With one channel on 2 GPUs the down group binds:
-  // 128 MiB more take 128 MiB / (C_SHM x 192 / 512 / (1 + f)).
-  static const hardware::Catalog catalog = hardware::Catalog::load();
-  PredictorConfig cfg;
-  cfg.node = hardware::resolve_node(catalog, "hgx-h200");
-  cfg.shape = {1, 2};
-  cfg.env = {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MIN_NCHANNELS", "1"}, {"NCCL_MAX_NCHANNELS", "1"},
-             {"NCCL_P2P_DISABLE", "1"}};
-  cfg.version = "2.28.9";
-  const CollectivePredictor q(cfg);
-  const double t1 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256)).gpu_time.seconds();
-  const double t0 = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
-  const double c = std::min(q.rates().ll_channel, q.rates().shm_ll_channel).bytes_per_second();
+  // loads and one store (w(2,1) = 2 - f). With one channel the down group binds:
+  // C_SHM x 192 / 512 / (1 + f).
+  const double rate = steady_tree_rate(2, "LL", nullptr, {{"NCCL_P2P_DISABLE", "1"}});
+  const CollectivePredictor q = tree_predictor({{"NCCL_P2P_DISABLE", "1"}});
+  const double c = std::min(q.rates().ll_channel, q.rates().shm_ll_channel).bytes_per_second() / 1e9;
   const double f = q.rates().ll_store_fraction;
   REQUIRE(f > 0);
-  const double down = c * 192 / 512 / (1 + f);
-  CHECK(Bytes::mib(128).count() / (t1 - t0) == Approx(down).epsilon(0.01));
+  CHECK(rate == Approx(c * 192 / 512 / (1 + f)).epsilon(0.01));
 }
