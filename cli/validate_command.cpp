@@ -51,6 +51,10 @@ std::string data_file(const ValidateArgs& a, const std::string& name) {
   throw RuntimeError("validation data file '" + name + "' is not built in");
 }
 
+// The median absolute error a group should stay within: 10%, the accuracy the collective model
+// is held to on every published set and on every group of a machine's own measurements.
+constexpr double kGroupTarget = 0.10;
+
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * v);
@@ -107,6 +111,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     return false;
   };
 
+  const std::vector<nc::GroupResult> groups = nc::group_results(results);
   bool breach = false;
   std::ostringstream out;
   if (a.format == "json") {
@@ -154,6 +159,18 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
       js.push_back(s);
     }
     j["sets"] = js;
+    nlohmann::json jg = nlohmann::json::array();
+    for (const auto& g : groups) {
+      jg.push_back({{"source", g.source},
+                    {"transport", g.transport},
+                    {"op", g.op},
+                    {"algo", g.algo},
+                    {"proto", g.proto},
+                    {"sets", g.sets},
+                    {"counted_points", g.points},
+                    {"median_abs_error", g.median_abs_error}});
+    }
+    j["groups"] = jg;
     out << j.dump(2) << '\n';
   } else {
     using Align = reports::TextTable::Align;
@@ -197,6 +214,21 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     }
     out << "Summary (time error, sizes >= 64 KB)\n";
     s.write(out, "  ");
+    // The groups (collective_validation.hpp): what a machine's measurements of each transport, op,
+    // forced algorithm and protocol come to, repeats and in-place columns pooled.
+    reports::TextTable gt({"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", ""},
+                          {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT,
+                           Align::RIGHT, Align::LEFT});
+    int within = 0;
+    for (const auto& g : groups) {
+      const bool over = g.median_abs_error > kGroupTarget;
+      within += over ? 0 : 1;
+      gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
+                  pct_abs(g.median_abs_error), over ? "over 10%" : ""});
+    }
+    out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
+        << " of " << groups.size() << " within 10%\n";
+    gt.write(out, "  ");
   }
   ctx.emit("", out.str());
   if (a.check && breach) throw RuntimeError("a validation error exceeds its recorded threshold");

@@ -41,6 +41,7 @@ void TextTable::write(std::ostream& out, std::string_view indent) const {
       }
       if (c + 1 != cells.size()) s += "  ";
     }
+    s.erase(s.find_last_not_of(' ') + 1);  // an empty last cell leaves no trailing blanks
     out << s << '\n';
   };
   line(headers_);

@@ -1,9 +1,12 @@
 #include "sim/nccl/collective_validation.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "hardware/errors.hpp"
 #include "hardware/json_reader.hpp"
@@ -11,6 +14,13 @@
 namespace clustersim::sim::nccl {
 
 namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
@@ -445,12 +455,67 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
   }
   r.counted = static_cast<int>(errors.size());
   if (!errors.empty()) {
-    std::sort(errors.begin(), errors.end());
-    const std::size_t n = errors.size();
-    r.median_abs_error = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
-    r.worst_abs_error = errors.back();
+    r.worst_abs_error = *std::max_element(errors.begin(), errors.end());
+    r.median_abs_error = median_of(std::move(errors));
   }
   return r;
+}
+
+namespace {
+
+std::string env_is(const ValidationSet& s, const std::string& name) {
+  const auto it = s.env.find(name);
+  return it == s.env.end() ? std::string() : it->second;
+}
+
+std::string lower(std::string v) {
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v;
+}
+
+std::string group_transport(const ValidationSet& s, const ValidationPoint& p) {
+  if (p.nodes * s.gpus_per_node == 1) return "local";
+  const bool no_p2p = env_is(s, "NCCL_P2P_DISABLE") == "1";
+  if (p.nodes > 1 || (no_p2p && env_is(s, "NCCL_SHM_DISABLE") == "1")) return "NET";
+  if (no_p2p) return "SHM";
+  if (env_is(s, "NCCL_P2P_READ_ENABLE") == "1") return "P2P read";
+  return "P2P";
+}
+
+}  // namespace
+
+std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  struct Pool {
+    std::set<const ValidationSet*> sets;
+    std::vector<double> errors;
+  };
+  std::map<Key, Pool> pools;
+  for (const SetResult& r : results) {
+    const ValidationSet& s = *r.set;
+    const bool published = s.name.find('/') == std::string::npos;
+    const std::string algo = env_is(s, "NCCL_ALGO").empty() ? "auto" : lower(env_is(s, "NCCL_ALGO"));
+    const std::string proto = env_is(s, "NCCL_PROTO").empty() ? "auto" : lower(env_is(s, "NCCL_PROTO"));
+    for (const PointResult& p : r.points) {
+      const std::string op = p.point.pair_src >= 0 ? "pair" : std::string(to_string(p.point.op));
+      const Key key = published ? Key{s.name, "", op, algo, proto}
+                                : Key{p.point.system + " measured", group_transport(s, p.point), op, algo, proto};
+      Pool& pool = pools[key];
+      pool.sets.insert(&s);
+      if (p.counted) pool.errors.push_back(std::fabs(p.error));
+    }
+  }
+  std::vector<GroupResult> out;
+  for (auto& [key, pool] : pools) {
+    if (pool.errors.empty()) continue;
+    GroupResult g;
+    std::tie(g.source, g.transport, g.op, g.algo, g.proto) = key;
+    g.sets = static_cast<int>(pool.sets.size());
+    g.points = static_cast<int>(pool.errors.size());
+    g.median_abs_error = median_of(std::move(pool.errors));
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 }  // namespace clustersim::sim::nccl

@@ -75,6 +75,30 @@ struct SetResult {
   double worst_abs_error = 0;
 };
 
+// The figures the lent machines are judged by: a machine's own measurements pooled by what the
+// model has to get right. Every set whose name holds a '/' (one made from calibration results or
+// imported nccl-tests logs) adds its counted points to the group of (its system, the transport its
+// NCCL variables leave, op, forced algorithm, forced protocol), and the group's figure is the
+// median absolute error of the pool: repeats and in-place columns pool with the rest, so a group
+// answers for every run of its kind. Transport, as NCCL picks it inside one node: "local" for one
+// rank; "NET" across nodes or with NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 (over a host's own
+// interface, NCCL's socket transport); "SHM" with NCCL_P2P_DISABLE=1; "P2P read" with
+// NCCL_P2P_READ_ENABLE=1; else "P2P". Algorithm and protocol are NCCL_ALGO and NCCL_PROTO as given
+// (lower case), "auto" when NCCL chose; a point-to-point pair's op is "pair". A published set (no
+// '/' in its name) is a group of its own, named after it.
+struct GroupResult {
+  std::string source;     // "<system> measured", or the published set's name
+  std::string transport;  // see above ("" for a published set)
+  std::string op;
+  std::string algo;
+  std::string proto;
+  int sets = 0;
+  int points = 0;  // counted points pooled
+  double median_abs_error = 0;
+};
+// The groups of `results`, ordered by source, transport, op, algorithm, protocol.
+std::vector<GroupResult> group_results(const std::vector<SetResult>& results);
+
 struct Threshold {
   double median_abs_error = 0;
   double worst_abs_error = 0;

@@ -118,6 +118,23 @@ TEST_CASE("validate collectives prints every published set and reads results JSO
   const auto doc = nlohmann::json::parse(v.out);
   const auto& last = doc.at("sets").back();
   CHECK(last.at("points").size() == 2);
+  // The results' set joins the group of the machine's measurements of its kind (P2P: no variable
+  // turns it off; NCCL's own algorithm and protocol), which it grows by its 2 counted points; the
+  // text ends with the same table.
+  const auto p2p_all_reduce = [](const nlohmann::json& d) {
+    for (const auto& g : d.at("groups")) {
+      if (g.at("source") == "hgx-h200 measured" && g.at("transport") == "P2P" && g.at("op") == "all_reduce" &&
+          g.at("algo") == "auto" && g.at("proto") == "auto") {
+        return g.at("counted_points").get<int>();
+      }
+    }
+    return 0;
+  };
+  const Result built_in = run({"validate", "collectives", "--format", "json"});
+  REQUIRE(built_in.rc == 0);
+  CHECK(p2p_all_reduce(doc) == p2p_all_reduce(nlohmann::json::parse(built_in.out)) + 2);
+  CHECK_THAT(r.out, Catch::Contains("Groups (counted points pooled by source, transport, op, forced algorithm and "
+                                    "protocol)"));
   CHECK(last.at("nccl_version") == "2.28.9");
   // Without --system and without an instance type the results name no catalog system.
   CHECK(run({"validate", "collectives", "--results", results.string()}).rc == 2);
@@ -217,4 +234,71 @@ TEST_CASE("a results file's single launches and repeated runs are sets of their 
   harness["collectives"][0]["nodes"] = 2;
   harness["collectives"][0]["nranks"] = 8;
   CHECK(sim::nccl::load_results_sets(harness, "h.json", catalog, "hgx-h200").front().threads_per_process == 4);
+}
+
+TEST_CASE("a machine's measured sets pool into groups by transport, op, algorithm and protocol", "[unit][nccl]") {
+  namespace nc = sim::nccl;
+  // Hand-made results: errors given, nothing predicted. Sizes of 1 MiB count, 4 KiB does not.
+  const auto set = [](std::string name, int gpus, std::map<std::string, std::string> env) {
+    nc::ValidationSet s;
+    s.name = std::move(name);
+    s.gpus_per_node = gpus;
+    s.env = std::move(env);
+    return s;
+  };
+  const auto point = [](long long size, double error, nc::CollectiveOp op = nc::CollectiveOp::ALL_REDUCE) {
+    nc::PointResult p;
+    p.point.system = "hgx-h200";
+    p.point.op = op;
+    p.point.size = Bytes::of(size);
+    p.error = error;
+    p.counted = size >= nc::kCountedFromBytes;
+    return p;
+  };
+  const nc::ValidationSet sock = set("m/socket/all_reduce/4ranks", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
+  const nc::ValidationSet sock2 =
+      set("m/socket/all_reduce/4ranks/run2", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
+  const nc::ValidationSet shm_tree = set("m/shm/all_reduce/4ranks/tree", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_ALGO", "Tree"}});
+  const nc::ValidationSet read = set("m/read/broadcast/4ranks", 4, {{"NCCL_P2P_READ_ENABLE", "1"}});
+  const nc::ValidationSet one = set("m/1gpu/all_reduce/1ranks", 1, {});
+  const nc::ValidationSet published = set("published-allreduce", 8, {{"NCCL_ALGO", "NVLS"}});
+  std::vector<nc::SetResult> results(6);
+  results[0].set = &sock;
+  results[0].points = {point(1 << 20, 0.10), point(1 << 22, -0.30), point(4096, 0.9)};
+  results[1].set = &sock2;
+  results[1].points = {point(1 << 20, 0.02), point(1 << 22, -0.20)};
+  results[2].set = &shm_tree;
+  results[2].points = {point(1 << 20, 0.05)};
+  results[3].set = &read;
+  results[3].points = {point(1 << 20, -0.04, nc::CollectiveOp::BROADCAST)};
+  results[4].set = &one;
+  results[4].points = {point(1 << 20, 0.01)};
+  results[5].set = &published;
+  results[5].points = {point(1 << 20, 0.08), point(1 << 24, 0.12)};
+  const auto groups = nc::group_results(results);
+  REQUIRE(groups.size() == 5);
+  // Ordered by source ("hgx-h200 measured" before "published-allreduce"), then transport: NET,
+  // P2P read, SHM, local.
+  const auto& net = groups[0];
+  CHECK(net.source == "hgx-h200 measured");
+  CHECK(net.transport == "NET");
+  CHECK(net.op == "all_reduce");
+  CHECK(net.algo == "auto");
+  CHECK(net.proto == "auto");
+  CHECK(net.sets == 2);
+  // The run and its repeat pool: |errors| 0.02, 0.10, 0.20, 0.30 (the 4 KiB point does not count),
+  // median (0.10 + 0.20) / 2 = 0.15.
+  CHECK(net.points == 4);
+  CHECK(net.median_abs_error == Approx(0.15));
+  CHECK(groups[1].transport == "P2P read");
+  CHECK(groups[1].op == "broadcast");
+  CHECK(groups[1].median_abs_error == Approx(0.04));
+  CHECK(groups[2].transport == "SHM");
+  CHECK(groups[2].algo == "tree");  // NCCL_ALGO as given, lower case
+  CHECK(groups[3].transport == "local");
+  // A published set is its own group: median of 0.08 and 0.12.
+  CHECK(groups[4].source == "published-allreduce");
+  CHECK(groups[4].transport.empty());
+  CHECK(groups[4].algo == "nvls");
+  CHECK(groups[4].median_abs_error == Approx(0.10));
 }
