@@ -168,7 +168,9 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"proto", g.proto},
                     {"sets", g.sets},
                     {"counted_points", g.points},
-                    {"median_abs_error", g.median_abs_error}});
+                    {"median_abs_error", g.median_abs_error},
+                    {"repeat_deviations", g.repeated},
+                    {"repeat_spread", g.repeat_spread}});
     }
     j["groups"] = jg;
     out << j.dump(2) << '\n';
@@ -216,18 +218,21 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     s.write(out, "  ");
     // The groups (collective_validation.hpp): what a machine's measurements of each transport, op,
     // forced algorithm and protocol come to, repeats and in-place columns pooled.
-    reports::TextTable gt({"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", ""},
-                          {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT,
-                           Align::RIGHT, Align::LEFT});
+    reports::TextTable gt(
+        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "repeat spread", ""},
+        {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
+         Align::RIGHT, Align::LEFT});
     int within = 0;
     for (const auto& g : groups) {
       const bool over = g.median_abs_error > kGroupTarget;
       within += over ? 0 : 1;
       gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
-                  pct_abs(g.median_abs_error), over ? "over 10%" : ""});
+                  pct_abs(g.median_abs_error), g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
+                  over ? "over 10%" : ""});
     }
     out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
-        << " of " << groups.size() << " within 10%\n";
+        << " of " << groups.size() << " within 10%; repeat spread: the median deviation of runs of one configuration "
+           "from their median\n";
     gt.write(out, "  ");
   }
   ctx.emit("", out.str());

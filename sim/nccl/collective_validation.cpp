@@ -473,6 +473,25 @@ std::string lower(std::string v) {
   return v;
 }
 
+// The configuration a set measured: its name less the results file (the second part) and a
+// trailing "runN".
+std::string configuration_of(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (std::size_t at = name.find('/'); at != std::string::npos; at = name.find('/', from)) {
+    parts.push_back(name.substr(from, at - from));
+    from = at + 1;
+  }
+  parts.push_back(name.substr(from));
+  if (parts.size() > 2 && parts.back().starts_with("run") && parts.back().size() > 3 &&
+      std::all_of(parts.back().begin() + 3, parts.back().end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    parts.pop_back();
+  }
+  std::string key = parts.front();
+  for (std::size_t i = 2; i < parts.size(); ++i) key += "/" + parts[i];
+  return key;
+}
+
 std::string group_transport(const ValidationSet& s, const ValidationPoint& p) {
   if (p.nodes * s.gpus_per_node == 1) return "local";
   const bool no_p2p = env_is(s, "NCCL_P2P_DISABLE") == "1";
@@ -489,8 +508,12 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   struct Pool {
     std::set<const ValidationSet*> sets;
     std::vector<double> errors;
+    std::vector<double> deviations;
   };
   std::map<Key, Pool> pools;
+  // Measured times by group, configuration and point (op, size, pair).
+  using PointKey = std::tuple<std::string, long long, int, int>;
+  std::map<Key, std::map<std::pair<std::string, PointKey>, std::vector<double>>> runs;
   for (const SetResult& r : results) {
     const ValidationSet& s = *r.set;
     const bool published = s.name.find('/') == std::string::npos;
@@ -502,7 +525,21 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
                                 : Key{p.point.system + " measured", group_transport(s, p.point), op, algo, proto};
       Pool& pool = pools[key];
       pool.sets.insert(&s);
-      if (p.counted) pool.errors.push_back(std::fabs(p.error));
+      if (!p.counted) continue;
+      pool.errors.push_back(std::fabs(p.error));
+      if (!published) {
+        const PointKey pk{op, p.point.size.count(), p.point.pair_src, p.point.pair_dst};
+        const std::string config = configuration_of(s.name) + " -n " + std::to_string(s.iters) + " -t " +
+                                   std::to_string(s.threads_per_process) + " -g " + std::to_string(s.gpus_per_thread);
+        runs[key][{config, pk}].push_back(p.point.measured_time_us);
+      }
+    }
+  }
+  for (auto& [key, by_point] : runs) {
+    for (auto& [where, times] : by_point) {
+      if (times.size() < 2) continue;
+      const double m = median_of(times);
+      for (double t : times) pools[key].deviations.push_back(std::fabs(t / m - 1));
     }
   }
   std::vector<GroupResult> out;
@@ -513,6 +550,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     g.sets = static_cast<int>(pool.sets.size());
     g.points = static_cast<int>(pool.errors.size());
     g.median_abs_error = median_of(std::move(pool.errors));
+    g.repeated = static_cast<int>(pool.deviations.size());
+    g.repeat_spread = median_of(std::move(pool.deviations));
     out.push_back(std::move(g));
   }
   return out;

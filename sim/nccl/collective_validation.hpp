@@ -86,6 +86,13 @@ struct SetResult {
 // NCCL_P2P_READ_ENABLE=1; else "P2P". Algorithm and protocol are NCCL_ALGO and NCCL_PROTO as given
 // (lower case), "auto" when NCCL chose; a point-to-point pair's op is "pair". A published set (no
 // '/' in its name) is a group of its own, named after it.
+//
+// How far the measurement itself moves: sets that measured the same configuration (the same name
+// once its second part, the results file, and a trailing "runN" are left out, and the same nccl-tests
+// -n, -t and -g: a repeat in the same session or the same command in another) give, at each counted size they share, their times t_i
+// with median m; each |t_i / m - 1| is a deviation, and the group's repeat spread is the median of
+// its deviations. It is what a model that predicted every configuration's median exactly would
+// score against the runs, so a group's error near its spread is the measurement's, not the model's.
 struct GroupResult {
   std::string source;     // "<system> measured", or the published set's name
   std::string transport;  // see above ("" for a published set)
@@ -95,6 +102,8 @@ struct GroupResult {
   int sets = 0;
   int points = 0;  // counted points pooled
   double median_abs_error = 0;
+  int repeated = 0;  // deviations behind the repeat spread (0: no configuration measured twice)
+  double repeat_spread = 0;
 };
 // The groups of `results`, ordered by source, transport, op, algorithm, protocol.
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results);

@@ -246,11 +246,13 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
     s.env = std::move(env);
     return s;
   };
-  const auto point = [](long long size, double error, nc::CollectiveOp op = nc::CollectiveOp::ALL_REDUCE) {
+  const auto point = [](long long size, double error, double us = 100,
+                        nc::CollectiveOp op = nc::CollectiveOp::ALL_REDUCE) {
     nc::PointResult p;
     p.point.system = "hgx-h200";
     p.point.op = op;
     p.point.size = Bytes::of(size);
+    p.point.measured_time_us = us;
     p.error = error;
     p.counted = size >= nc::kCountedFromBytes;
     return p;
@@ -258,23 +260,27 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   const nc::ValidationSet sock = set("m/socket/all_reduce/4ranks", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
   const nc::ValidationSet sock2 =
       set("m/socket/all_reduce/4ranks/run2", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
+  const nc::ValidationSet sock_other =
+      set("m/other-session/all_reduce/4ranks", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
   const nc::ValidationSet shm_tree = set("m/shm/all_reduce/4ranks/tree", 4, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_ALGO", "Tree"}});
   const nc::ValidationSet read = set("m/read/broadcast/4ranks", 4, {{"NCCL_P2P_READ_ENABLE", "1"}});
   const nc::ValidationSet one = set("m/1gpu/all_reduce/1ranks", 1, {});
   const nc::ValidationSet published = set("published-allreduce", 8, {{"NCCL_ALGO", "NVLS"}});
-  std::vector<nc::SetResult> results(6);
+  std::vector<nc::SetResult> results(7);
   results[0].set = &sock;
-  results[0].points = {point(1 << 20, 0.10), point(1 << 22, -0.30), point(4096, 0.9)};
+  results[0].points = {point(1 << 20, 0.10, 100), point(1 << 22, -0.30, 400), point(4096, 0.9, 20)};
   results[1].set = &sock2;
-  results[1].points = {point(1 << 20, 0.02), point(1 << 22, -0.20)};
+  results[1].points = {point(1 << 20, 0.02, 110), point(1 << 22, -0.20, 380)};
   results[2].set = &shm_tree;
   results[2].points = {point(1 << 20, 0.05)};
   results[3].set = &read;
-  results[3].points = {point(1 << 20, -0.04, nc::CollectiveOp::BROADCAST)};
+  results[3].points = {point(1 << 20, -0.04, 100, nc::CollectiveOp::BROADCAST)};
   results[4].set = &one;
   results[4].points = {point(1 << 20, 0.01)};
   results[5].set = &published;
   results[5].points = {point(1 << 20, 0.08), point(1 << 24, 0.12)};
+  results[6].set = &sock_other;
+  results[6].points = {point(1 << 20, 0.05, 90)};
   const auto groups = nc::group_results(results);
   REQUIRE(groups.size() == 5);
   // Ordered by source ("hgx-h200 measured" before "published-allreduce"), then transport: NET,
@@ -285,11 +291,17 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   CHECK(net.op == "all_reduce");
   CHECK(net.algo == "auto");
   CHECK(net.proto == "auto");
-  CHECK(net.sets == 2);
-  // The run and its repeat pool: |errors| 0.02, 0.10, 0.20, 0.30 (the 4 KiB point does not count),
-  // median (0.10 + 0.20) / 2 = 0.15.
-  CHECK(net.points == 4);
-  CHECK(net.median_abs_error == Approx(0.15));
+  CHECK(net.sets == 3);
+  // The run, its repeat and the other session's run pool: |errors| 0.02, 0.05, 0.10, 0.20, 0.30
+  // (the 4 KiB point does not count), median 0.10.
+  CHECK(net.points == 5);
+  CHECK(net.median_abs_error == Approx(0.10));
+  // All three measured one configuration. At 1 MiB 100, 110 and 90 us, median 100: deviations 0,
+  // 0.1, 0.1; at 4 MiB 400 and 380, median 390: 10 / 390 twice. The median of the five deviations
+  // is 10 / 390.
+  CHECK(net.repeated == 5);
+  CHECK(net.repeat_spread == Approx(10.0 / 390));
+  CHECK(groups[2].repeated == 0);  // SHM tree: measured once
   CHECK(groups[1].transport == "P2P read");
   CHECK(groups[1].op == "broadcast");
   CHECK(groups[1].median_abs_error == Approx(0.04));
