@@ -463,7 +463,7 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
 
 namespace {
 
-std::string env_is(const ValidationSet& s, const std::string& name) {
+std::string env_value(const ValidationSet& s, const std::string& name) {
   const auto it = s.env.find(name);
   return it == s.env.end() ? std::string() : it->second;
 }
@@ -494,10 +494,10 @@ std::string configuration_of(const std::string& name) {
 
 std::string group_transport(const ValidationSet& s, const ValidationPoint& p) {
   if (p.nodes * s.gpus_per_node == 1) return "local";
-  const bool no_p2p = env_is(s, "NCCL_P2P_DISABLE") == "1";
-  if (p.nodes > 1 || (no_p2p && env_is(s, "NCCL_SHM_DISABLE") == "1")) return "NET";
+  const bool no_p2p = env_value(s, "NCCL_P2P_DISABLE") == "1";
+  if (p.nodes > 1 || (no_p2p && env_value(s, "NCCL_SHM_DISABLE") == "1")) return "NET";
   if (no_p2p) return "SHM";
-  if (env_is(s, "NCCL_P2P_READ_ENABLE") == "1") return "P2P read";
+  if (env_value(s, "NCCL_P2P_READ_ENABLE") == "1") return "P2P read";
   return "P2P";
 }
 
@@ -505,20 +505,19 @@ std::string group_transport(const ValidationSet& s, const ValidationPoint& p) {
 
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  // A configuration's point: configuration, op, size, pair.
+  using RunKey = std::tuple<std::string, std::string, long long, int, int>;
   struct Pool {
     std::set<const ValidationSet*> sets;
     std::vector<double> errors;
-    std::vector<double> deviations;
+    std::map<RunKey, std::vector<double>> runs;  // measured times
   };
   std::map<Key, Pool> pools;
-  // Measured times by group, configuration and point (op, size, pair).
-  using PointKey = std::tuple<std::string, long long, int, int>;
-  std::map<Key, std::map<std::pair<std::string, PointKey>, std::vector<double>>> runs;
   for (const SetResult& r : results) {
     const ValidationSet& s = *r.set;
     const bool published = s.name.find('/') == std::string::npos;
-    const std::string algo = env_is(s, "NCCL_ALGO").empty() ? "auto" : lower(env_is(s, "NCCL_ALGO"));
-    const std::string proto = env_is(s, "NCCL_PROTO").empty() ? "auto" : lower(env_is(s, "NCCL_PROTO"));
+    const std::string algo = env_value(s, "NCCL_ALGO").empty() ? "auto" : lower(env_value(s, "NCCL_ALGO"));
+    const std::string proto = env_value(s, "NCCL_PROTO").empty() ? "auto" : lower(env_value(s, "NCCL_PROTO"));
     for (const PointResult& p : r.points) {
       const std::string op = p.point.pair_src >= 0 ? "pair" : std::string(to_string(p.point.op));
       const Key key = published ? Key{s.name, "", op, algo, proto}
@@ -528,18 +527,11 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       if (!p.counted) continue;
       pool.errors.push_back(std::fabs(p.error));
       if (!published) {
-        const PointKey pk{op, p.point.size.count(), p.point.pair_src, p.point.pair_dst};
         const std::string config = configuration_of(s.name) + " -n " + std::to_string(s.iters) + " -t " +
                                    std::to_string(s.threads_per_process) + " -g " + std::to_string(s.gpus_per_thread);
-        runs[key][{config, pk}].push_back(p.point.measured_time_us);
+        pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].push_back(
+            p.point.measured_time_us);
       }
-    }
-  }
-  for (auto& [key, by_point] : runs) {
-    for (auto& [where, times] : by_point) {
-      if (times.size() < 2) continue;
-      const double m = median_of(times);
-      for (double t : times) pools[key].deviations.push_back(std::fabs(t / m - 1));
     }
   }
   std::vector<GroupResult> out;
@@ -550,8 +542,14 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     g.sets = static_cast<int>(pool.sets.size());
     g.points = static_cast<int>(pool.errors.size());
     g.median_abs_error = median_of(std::move(pool.errors));
-    g.repeated = static_cast<int>(pool.deviations.size());
-    g.repeat_spread = median_of(std::move(pool.deviations));
+    std::vector<double> deviations;
+    for (const auto& [where, times] : pool.runs) {
+      if (times.size() < 2) continue;
+      const double m = median_of(times);
+      for (double t : times) deviations.push_back(std::fabs(t / m - 1));
+    }
+    g.repeated = static_cast<int>(deviations.size());
+    g.repeat_spread = median_of(std::move(deviations));
     out.push_back(std::move(g));
   }
   return out;
