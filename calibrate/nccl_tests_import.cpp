@@ -313,6 +313,13 @@ class LogParser {
         current().warmup = to_small_int(m[1], file_, n, "a warmup count");
         current().iters = to_small_int(m[2], file_, n, "an iteration count");
       }
+      // -G N times N launches captured in a CUDA graph and replayed: the host's calls are gone
+      // from the loop, and with them what nccl-tests' own loop measures and the model predicts.
+      static const std::regex graph_re(R"(graph:\s*(\d+))");
+      if (has(body, "graph:") && std::regex_search(body, m, graph_re) && m[1].str() != "0") {
+        fail(file_, n, "the log was run with -G " + m[1].str() +
+                           " (launches replayed from a CUDA graph); expected graph: 0, a loop of host launches");
+      }
       return;
     }
     if (has(body, "Rank") && std::regex_search(body, m, rank_re)) {

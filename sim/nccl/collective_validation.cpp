@@ -278,6 +278,7 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
             });
           }
           const long long counted_from = s.get_or("counted_from_bytes", std::int64_t{kCountedFromBytes}, {.min = 0});
+          const std::string machine = s.get_or("machine", std::string());
           for (const ValueReader& f : s.at("results").as_array(1)) {
             const std::string name = f.as_string();
             const JsonDocument results = parse_json_text(read_file(name), name);
@@ -290,6 +291,7 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
               m.description += " (" + description + ")";
               m.provenance = name + ": " + provenance;
               m.counted_from_bytes = counted_from;
+              m.machine = machine;
               sets.push_back(std::move(m));
             }
           }
@@ -521,7 +523,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     for (const PointResult& p : r.points) {
       const std::string op = p.point.pair_src >= 0 ? "pair" : std::string(to_string(p.point.op));
       const Key key = published ? Key{s.name, "", op, algo, proto}
-                                : Key{p.point.system + " measured", group_transport(s, p.point), op, algo, proto};
+                                : Key{(s.machine.empty() ? p.point.system : s.machine) + " measured", group_transport(s, p.point),
+                                      op, algo, proto};
       Pool& pool = pools[key];
       pool.sets.insert(&s);
       if (!p.counted) continue;

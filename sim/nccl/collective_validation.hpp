@@ -53,6 +53,9 @@ struct ValidationSet {
   // Points below this size are shown but not in the median and worst error: kCountedFromBytes,
   // unless the set's entry says otherwise ("counted_from_bytes": a set about small sizes).
   long long counted_from_bytes = kCountedFromBytes;
+  // The machine that measured it, when its family names one ("machine"): its groups are that
+  // machine's (group_results); otherwise the system's.
+  std::string machine;
   std::vector<ValidationPoint> points;
 };
 
@@ -77,7 +80,8 @@ struct SetResult {
 
 // The figures the lent machines are judged by: a machine's own measurements pooled by what the
 // model has to get right. Every set whose name holds a '/' (one made from calibration results or
-// imported nccl-tests logs) adds its counted points to the group of (its system, the transport its
+// imported nccl-tests logs) adds its counted points to the group of (its machine: the family's
+// "machine" where it names one, else its system; the transport its
 // NCCL variables leave, op, forced algorithm, forced protocol), and the group's figure is the
 // median absolute error of the pool: repeats and in-place columns pool with the rest, so a group
 // answers for every run of its kind. Transport, as NCCL picks it inside one node: "local" for one
@@ -94,7 +98,7 @@ struct SetResult {
 // its deviations. It is what a model that predicted every configuration's median exactly would
 // score against the runs, so a group's error near its spread is the measurement's, not the model's.
 struct GroupResult {
-  std::string source;     // "<system> measured", or the published set's name
+  std::string source;     // "<machine or system> measured", or the published set's name
   std::string transport;  // see above ("" for a published set)
   std::string op;
   std::string algo;

@@ -181,6 +181,12 @@ TEST_CASE("nccl-tests import: bad logs name the file and the line", "[unit][cali
                                  "  1024  256  float  sum  -1  abc  0.05  0.05  0  5.0  0.2  0.2  0\n"}},
                       {.nranks = 2}),
              Catch::Contains("x.log: line 2") && Catch::Contains("expected a number"));
+  // A log run with -G (a CUDA graph's replays): not what nccl-tests' host loop measures.
+  CHECK_THAT(error_of({{"graph.log", "# Collective test starting: all_reduce_perf\n"
+                                     "# nThread 1 nGpus 1 minBytes 8 maxBytes 256 step: 4(factor) warmup iters: 20 "
+                                     "iters: 100 agg iters: 1 validation: 0 graph: 100 unalign: 0\n" +
+                                         std::string(kFourRankAllReduceRows)}}),
+             Catch::Contains("graph.log: line 2") && Catch::Contains("-G 100") && Catch::Contains("graph: 0"));
   // A binary that is not one of the seven collectives.
   CHECK_THAT(error_of({{"g.log", "# Collective test starting: gather_perf\n" + std::string(kFourRankAllReduceRows)}}),
              Catch::Contains("gather_perf") && Catch::Contains("not one of the collectives"));

@@ -313,4 +313,21 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   CHECK(groups[4].transport.empty());
   CHECK(groups[4].algo == "nvls");
   CHECK(groups[4].median_abs_error == Approx(0.10));
+
+  // A family that names its machine pools apart from the system's other machines: the one-rank
+  // set measured on another machine makes a group of its own (median of its one point, 0.30),
+  // and leaves the first machine's local group as it was (0.01).
+  nc::ValidationSet other_machine = set("m2/1gpu/all_reduce/1ranks", 1, {});
+  other_machine.machine = "lent 1 x H200";
+  results.resize(8);
+  results[7].set = &other_machine;
+  results[7].points = {point(1 << 20, -0.30)};
+  const auto by_machine = nc::group_results(results);
+  REQUIRE(by_machine.size() == 6);
+  CHECK(by_machine[3].source == "hgx-h200 measured");
+  CHECK(by_machine[3].transport == "local");
+  CHECK(by_machine[3].median_abs_error == Approx(0.01));
+  CHECK(by_machine[4].source == "lent 1 x H200 measured");
+  CHECK(by_machine[4].transport == "local");
+  CHECK(by_machine[4].median_abs_error == Approx(0.30));
 }
