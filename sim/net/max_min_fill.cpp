@@ -66,8 +66,13 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
 void MaxMinSolver::gather_held_on(LinkId l) {
   const LinkState& k = links_[l];
   const LinkMember* m = members_of(k);
+  // Their records are asked for together first: gathering one reads its record, then its links,
+  // and taken one by one those misses would come in turn.
   for (std::uint32_t i = 0; i < k.flows; ++i) {
-    if (flows_[m[i].flow].bottleneck == l) gather(m[i].flow);
+    if (m[i].held) __builtin_prefetch(&flows_[m[i].flow]);
+  }
+  for (std::uint32_t i = 0; i < k.flows; ++i) {
+    if (m[i].held) gather(m[i].flow);
   }
 }
 
@@ -87,6 +92,8 @@ void MaxMinSolver::gather_new(std::uint32_t x) {
   FillHop* a_hops = a_hops_.data() + begin;
   std::uint32_t at = begin;
   const std::uint32_t bottleneck = f.bottleneck;
+  // The links are asked for together before the first is taken in (each takes its figures).
+  for_each_bit(f.hot_mask, [&](std::uint32_t h) { __builtin_prefetch(&links_[hop_link(f, h)]); });
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
     const LinkId l = hop_link(f, h);
     const std::uint32_t j = fill_link(l);
@@ -457,17 +464,21 @@ bool MaxMinSolver::find_violations() {
     const LinkMember* m = members_of(g);
     for (std::uint32_t i = 0; i < g.flows; ++i) {
       const std::uint32_t x = m[i].flow;
-      const Flow& f = flows_[x];
-      double rate = f.rate;
-      std::uint32_t bottleneck = f.bottleneck;
+      // An outsider's rate is read from its record only when a check needs it: V1, or V2/V3 on a
+      // flow held here (the list's mark says which, as committed).
+      double rate;
+      bool held;
       if (in_a(x)) {
         const FillFlow& a = fill_flows_[fill_of_[x]];
         if (a.part == part_epoch_) continue;
         rate = a.new_rate;
-        bottleneck = a.new_bottleneck;
+        held = a.new_bottleneck == k.id;
+      } else {
+        held = m[i].held;
+        if (!v1 && !held) continue;
+        rate = flows_[x].rate;
       }
-      if ((v1 && rate > v1_limit) ||
-          (v23 && bottleneck == k.id && (has_room || k.a_max_rate > rate * (1 + TOLERANCE)))) {
+      if ((v1 && rate > v1_limit) || (v23 && held && (has_room || k.a_max_rate > rate * (1 + TOLERANCE)))) {
         violators_.push_back(x);
       }
     }
@@ -555,11 +566,7 @@ bool MaxMinSolver::rate_alone(std::uint32_t x) {
   ++counters_.alone;
   ++counters_.flows_solved;
   const std::uint32_t bottleneck = best.id < cap_base ? best.id : CAPPED;
-  if (bottleneck != f.bottleneck) {
-    if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
-    if (bottleneck < links_.size()) ++links_[bottleneck].bottlenecked;
-    f.bottleneck = bottleneck;
-  }
+  if (bottleneck != f.bottleneck) set_bottleneck(x, bottleneck);
   if (bottleneck < links_.size()) links_[bottleneck].level = rate;
   if (!pending && std::abs(rate - old_rate) <= RATE_TOLERANCE * std::max(rate, old_rate)) return true;
   for_each_bit(f.hot_mask, [&](std::uint32_t h) {
@@ -586,11 +593,7 @@ void MaxMinSolver::commit() {
   const auto first_change = changes_.size();
   for (const FillFlow& a : fill_flows_) {
     Flow& f = flows_[a.id];
-    if (f.bottleneck != a.new_bottleneck) {
-      if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
-      if (a.new_bottleneck < links_.size()) ++links_[a.new_bottleneck].bottlenecked;
-      f.bottleneck = a.new_bottleneck;
-    }
+    if (f.bottleneck != a.new_bottleneck) set_bottleneck(a.id, a.new_bottleneck);
     const double old_rate = f.rate;
     const double new_rate = a.new_rate;
     if (f.state == PENDING) {
@@ -620,7 +623,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     if (k.bottlenecked == 1) {
       const LinkMember* m = members_of(k);
       std::uint32_t i = 0;
-      while (flows_[m[i].flow].bottleneck != l) ++i;
+      while (!m[i].held) ++i;
       if (rate_alone(m[i].flow)) continue;
     }
     dirty_[kept++] = l;
@@ -658,8 +661,7 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
       const double share = std::max(0.0, k.capacity - held_elsewhere) / (k.bottlenecked + 1);
       const LinkMember* m = members_of(k);
       for (std::uint32_t i = 0; i < k.flows; ++i) {
-        const Flow& g = flows_[m[i].flow];
-        if (g.bottleneck == l || g.rate >= share * (1 - TOLERANCE)) gather(m[i].flow);
+        if (m[i].held || flows_[m[i].flow].rate >= share * (1 - TOLERANCE)) gather(m[i].flow);
       }
     });
   }

@@ -60,6 +60,25 @@ std::uint32_t MaxMinSolver::append_member(LinkState& k, LinkMember m) {
   return n;
 }
 
+void MaxMinSolver::mark_held(const Flow& f, LinkId l, bool held) {
+  std::uint32_t h = 0;
+  while (hop_link(f, h) != l) ++h;
+  members_of(links_[l])[hop_pos(f, h)].held = held;
+}
+
+void MaxMinSolver::set_bottleneck(std::uint32_t x, std::uint32_t b) {
+  Flow& f = flows_[x];
+  if (f.bottleneck < links_.size()) {
+    --links_[f.bottleneck].bottlenecked;
+    mark_held(f, f.bottleneck, false);
+  }
+  if (b < links_.size()) {
+    ++links_[b].bottlenecked;
+    mark_held(f, b, true);
+  }
+  f.bottleneck = b;
+}
+
 void MaxMinSolver::settle_saturation() {
   for (const LinkId l : saturation_pending_) {
     const LinkState& k = links_[l];
@@ -189,7 +208,7 @@ void MaxMinSolver::add_flow(std::uint32_t flow, std::span<const LinkId> route, d
     }
     if (k.flows == 0) k.busy = now_ps_ - k.busy;
     const bool was_hot = is_hot(k);
-    const std::uint32_t pos = append_member(k, LinkMember{flow, h});
+    const std::uint32_t pos = append_member(k, LinkMember{flow, static_cast<std::uint8_t>(h)});
     if (h < INLINE_HOPS) {
       f.links[h] = l;
       f.pos[h] = pos;
@@ -257,7 +276,7 @@ void MaxMinSolver::remove_flow(std::uint32_t flow, double bytes_moved) {
     if (k.flows == 0) k.potential = 0;  // clear what rounding may have left
     if (hot && !is_hot(k)) turn_cold(l);
   }
-  if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;
+  if (f.bottleneck < links_.size()) --links_[f.bottleneck].bottlenecked;  // its entry is gone
   f.bottleneck = UNSOLVED;
   if (f.state == PENDING) {
     auto it = std::find(added_.begin(), added_.end(), flow);

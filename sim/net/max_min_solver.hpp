@@ -121,7 +121,11 @@
 // the second what only adding and removing it need (its potential, and where each of its first hops
 // sits in its link's flow list). An entry of a link's flow list names the flow and the hop's place
 // in its route, and a hop its place in the list, so adding or removing a flow is O(hops), with no
-// search and no allocation once warm. Hops past the 8th go to a block of a second pool, which a
+// search and no allocation once warm. The entry also marks whether the link is the flow's
+// bottleneck (set and cleared wherever a bottleneck moves), so that finding the flows held on a
+// link (a flow ended there; a check after a fill; a single flow to rate alone) reads the list
+// alone, and the records of only the flows it names: on the benchmark below, taking the flows held
+// on a link went from 4.3% of the time (a miss on every other flow's record) to 0.8%. Hops past the 8th go to a block of a second pool, which a
 // slot keeps when its flow ends, for the next flow in that slot (the network gives a flow that
 // starts the slot of one that just ended). Whether a flow is in A: its number in the fill's arrays,
 // per flow, counts when the entry of that number names it (likewise for links). A fill copies the
@@ -166,8 +170,10 @@ struct SolverCounters {
 // A flow on a link, and where that link sits in the flow's hops.
 struct LinkMember {
   std::uint32_t flow;
-  std::uint32_t hop;  // the link's place in the flow's route
+  std::uint8_t hop;   // the link's place in the flow's route
+  bool held = false;  // the link is the flow's bottleneck (kept with the flow's own record)
 };
+static_assert(sizeof(LinkMember) == 8);
 
 class MaxMinSolver {
  public:
@@ -363,6 +369,10 @@ class MaxMinSolver {
     return n < fill_flows_.size() && fill_flows_[n].id == x;
   }
   std::uint32_t append_member(LinkState& k, LinkMember m);
+  // Moves flow x's bottleneck to b (a link, CAPPED or UNSOLVED): the links' counts of flows held
+  // there and the `held` marks of its entries in their flow lists.
+  void set_bottleneck(std::uint32_t x, std::uint32_t b);
+  void mark_held(const Flow& f, LinkId l, bool held);
   void turn_hot(LinkId l);
   void turn_cold(LinkId l);
   void ensure_flow(std::uint32_t flow);
