@@ -170,7 +170,9 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"counted_points", g.points},
                     {"median_abs_error", g.median_abs_error},
                     {"repeat_deviations", g.repeated},
-                    {"repeat_spread", g.repeat_spread}});
+                    {"repeat_spread", g.repeat_spread},
+                    {"session_deviations", g.session_compared},
+                    {"session_spread", g.session_spread}});
     }
     j["groups"] = jg;
     out << j.dump(2) << '\n';
@@ -219,20 +221,21 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     // The groups (collective_validation.hpp): what a machine's measurements of each transport, op,
     // forced algorithm and protocol come to, repeats and in-place columns pooled.
     reports::TextTable gt(
-        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "repeat spread", ""},
+        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "repeat spread",
+         "session spread", ""},
         {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
-         Align::RIGHT, Align::LEFT});
+         Align::RIGHT, Align::RIGHT, Align::LEFT});
     int within = 0;
     for (const auto& g : groups) {
       const bool over = g.median_abs_error > kGroupTarget;
       within += over ? 0 : 1;
       gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
                   pct_abs(g.median_abs_error), g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
-                  over ? "over 10%" : ""});
+                  g.session_compared > 0 ? pct_abs(g.session_spread) : "-", over ? "over 10%" : ""});
     }
     out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
         << " of " << groups.size() << " within 10%; repeat spread: the median deviation of runs of one configuration "
-           "from their median\n";
+           "from their median; session spread: the same for its sessions' medians\n";
     gt.write(out, "  ");
   }
   ctx.emit("", out.str());

@@ -494,6 +494,13 @@ std::string configuration_of(const std::string& name) {
   return key;
 }
 
+// The session a set came from: its family and its results file (the name's first two parts).
+std::string session_of(const std::string& name) {
+  const std::size_t first = name.find('/');
+  if (first == std::string::npos) return name;
+  return name.substr(0, name.find('/', first + 1));
+}
+
 std::string group_transport(const ValidationSet& s, const ValidationPoint& p) {
   if (p.nodes * s.gpus_per_node == 1) return "local";
   const bool no_p2p = env_value(s, "NCCL_P2P_DISABLE") == "1";
@@ -512,7 +519,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   struct Pool {
     std::set<const ValidationSet*> sets;
     std::vector<double> errors;
-    std::map<RunKey, std::vector<double>> runs;  // measured times
+    std::map<RunKey, std::vector<std::pair<std::string, double>>> runs;  // session (results file), measured time
   };
   std::map<Key, Pool> pools;
   for (const SetResult& r : results) {
@@ -532,8 +539,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       if (!published) {
         const std::string config = configuration_of(s.name) + " -n " + std::to_string(s.iters) + " -t " +
                                    std::to_string(s.threads_per_process) + " -g " + std::to_string(s.gpus_per_thread);
-        pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].push_back(
-            p.point.measured_time_us);
+        pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].emplace_back(
+            session_of(s.name), p.point.measured_time_us);
       }
     }
   }
@@ -546,13 +553,27 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     g.points = static_cast<int>(pool.errors.size());
     g.median_abs_error = median_of(std::move(pool.errors));
     std::vector<double> deviations;
-    for (const auto& [where, times] : pool.runs) {
-      if (times.size() < 2) continue;
+    std::vector<double> session_deviations;
+    for (const auto& [where, runs] : pool.runs) {
+      if (runs.size() < 2) continue;
+      std::vector<double> times;
+      std::map<std::string, std::vector<double>> by_session;
+      for (const auto& [session, t] : runs) {
+        times.push_back(t);
+        by_session[session].push_back(t);
+      }
       const double m = median_of(times);
       for (double t : times) deviations.push_back(std::fabs(t / m - 1));
+      if (by_session.size() < 2) continue;
+      std::vector<double> medians;
+      for (auto& [session, ts] : by_session) medians.push_back(median_of(std::move(ts)));
+      const double ms = median_of(medians);
+      for (double x : medians) session_deviations.push_back(std::fabs(x / ms - 1));
     }
     g.repeated = static_cast<int>(deviations.size());
     g.repeat_spread = median_of(std::move(deviations));
+    g.session_compared = static_cast<int>(session_deviations.size());
+    g.session_spread = median_of(std::move(session_deviations));
     out.push_back(std::move(g));
   }
   return out;

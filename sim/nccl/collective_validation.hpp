@@ -97,6 +97,12 @@ struct SetResult {
 // with median m; each |t_i / m - 1| is a deviation, and the group's repeat spread is the median of
 // its deviations. It is what a model that predicted every configuration's median exactly would
 // score against the runs, so a group's error near its spread is the measurement's, not the model's.
+// Within one session runs agree more closely than sessions do, and a session with many repeats
+// outweighs one with a single run, so the session spread looks at sessions alone: where sets of
+// one configuration come from two or more results files, each file's runs give a session median
+// s_j at each counted size they share, m is the median of the s_j, and the group's session spread
+// is the median of the |s_j / m - 1| (with two sessions, |a - b| / (a + b) each). A model fitted
+// across sessions can do no better than about that against each of them.
 struct GroupResult {
   std::string source;     // "<machine or system> measured", or the published set's name
   std::string transport;  // see above ("" for a published set)
@@ -108,6 +114,8 @@ struct GroupResult {
   double median_abs_error = 0;
   int repeated = 0;  // deviations behind the repeat spread (0: no configuration measured twice)
   double repeat_spread = 0;
+  int session_compared = 0;  // deviations behind the session spread (0: no configuration in two sessions)
+  double session_spread = 0;
 };
 // The groups of `results`, ordered by source, transport, op, algorithm, protocol.
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results);

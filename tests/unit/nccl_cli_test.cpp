@@ -301,6 +301,11 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   // is 10 / 390.
   CHECK(net.repeated == 5);
   CHECK(net.repeat_spread == Approx(10.0 / 390));
+  // Sessions: "m/socket" (the run and its repeat) and "m/other-session" met at 1 MiB only. Session
+  // medians 105 and 90, their median 97.5: each deviates by 7.5 / 97.5.
+  CHECK(net.session_compared == 2);
+  CHECK(net.session_spread == Approx(7.5 / 97.5));
+  CHECK(groups[1].session_compared == 0);
   CHECK(groups[2].repeated == 0);  // SHM tree: measured once
   CHECK(groups[1].transport == "P2P read");
   CHECK(groups[1].op == "broadcast");
