@@ -247,6 +247,10 @@ results('results_nranks_huge.json', lambda r: r['collectives'][0].update({'nrank
 results('results_fit_unknown_gpu.json', lambda r: r['environment'].update({'gpu_name': 'Voodoo 5'}), ["/environment/gpu_name", "Voodoo 5"], cmd="fit")
 results('results_fit_bad_type.json', lambda r: r['collectives'][0].update({'nodes': "one"}), ["/collectives/0/nodes"], cmd="fit")
 results('results_fit_nodes_huge.json', lambda r: r['collectives'][0].update({'nodes': 10**12}), ["/collectives/0/nodes"], cmd="fit")
+_zero = res_base(); _zero['collectives'][0]['points'][0].update({'size_bytes': 0})
+write('results_fit_zero_size.json', json.dumps(_zero, indent=2) + '\n')
+case("calibrate fit: a zero-byte point", ["calibrate", "fit", "{data}/results_fit_zero_size.json", "-o", "{tmp}/p.json"],
+     ["results_fit_zero_size.json", "/collectives/0/points/0/size_bytes", "at least 1 byte"])
 case("calibrate summary: missing file", ["calibrate", "summary", "{data}/no-such-results.json"], ["no-such-results.json"])
 case("calibrate fit: output into a missing directory", ["calibrate", "fit", "{src}/tests/fuzz/corpus/results/seed-results-1gpu.json", "-o", "{tmp}/missing/p.json"], ["{tmp}/missing/p.json", "does not exist"])
 case("calibrate fit: results file missing", ["calibrate", "fit", "{data}/no-such-results.json", "-o", "{tmp}/p.json"], ["no-such-results.json"])
@@ -255,6 +259,11 @@ write('log_no_rows.log', "# nccl-tests was killed before it printed a row\n#  Ra
 case("calibrate import: a log with no rows", ["calibrate", "import-nccl-tests", "{data}/log_no_rows.log", "--op", "all_reduce"], ["log_no_rows.log"])
 write('log_nan_row.log', open('tests/data/nccl_tests_logs/bad_truncated_row.log').read().replace("13.50   77.70   77.70", "  nan     inf     inf"))
 case("calibrate import: NaN in a row", ["calibrate", "import-nccl-tests", "{data}/log_nan_row.log"], ["log_nan_row.log"])
+write('log_cuda_graph.log', open('tests/data/nccl_tests_logs/bad_truncated_row.log').read().replace(
+    "# Collective test starting: all_reduce_perf\n",
+    "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) "
+    "warmup iters: 20 iters: 100 agg iters: 1 validation: 0 graph: 100 unalign: 0\n"))
+case("calibrate import: a log of CUDA graph replays (-G)", ["calibrate", "import-nccl-tests", "{data}/log_cuda_graph.log"], ["log_cuda_graph.log", "line 4", "-G 100"])
 case("calibrate import: missing log", ["calibrate", "import-nccl-tests", "{data}/no-such.log"], ["no-such.log"])
 case("calibrate import: output into a missing directory", ["calibrate", "import-nccl-tests", "{src}/tests/data/nccl_tests_logs/all_reduce_4gpu_format_sample.log", "-o", "{tmp}/missing/r.json"], ["{tmp}/missing/r.json", "does not exist"])
 case("calibrate import: unknown op flag", ["calibrate", "import-nccl-tests", "{src}/tests/data/nccl_tests_logs/all_reduce_4gpu_format_sample.log", "--op", "allreduce"], ["--op", "allreduce"])
