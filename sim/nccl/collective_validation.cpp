@@ -4,12 +4,14 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
 
 #include "hardware/errors.hpp"
 #include "hardware/json_reader.hpp"
+#include "sim/nccl/nccl_version.hpp"
 
 namespace clustersim::sim::nccl {
 
@@ -494,6 +496,33 @@ std::string configuration_of(const std::string& name) {
   return key;
 }
 
+// The configuration as run: NCCL's buffer sizes set to the release's own defaults are left out of
+// the name, since NCCL runs them exactly as it runs them unset (NCCL_BUFFSIZE=4194304 in 2.28).
+std::string effective_configuration(const ValidationSet& s) {
+  std::string key = configuration_of(s.name);
+  std::optional<NcclVersion> v;
+  try {
+    v = NcclVersion::builtin(s.nccl_version);
+  } catch (const InputError&) {
+    return key;  // a release without a table: names compared as they are
+  }
+  const std::pair<const char*, Protocol> vars[] = {
+      {"NCCL_LL_BUFFSIZE", Protocol::LL}, {"NCCL_LL128_BUFFSIZE", Protocol::LL128}, {"NCCL_BUFFSIZE", Protocol::SIMPLE}};
+  for (const auto& [var, proto] : vars) {
+    const std::string part =
+        "/" + std::string(var) + "=" + std::to_string(v->device.buffsize[static_cast<int>(proto)].count());
+    for (std::size_t at = key.find(part); at != std::string::npos; at = key.find(part, at)) {
+      const std::size_t end = at + part.size();
+      if (end == key.size() || key[end] == '/') {
+        key.erase(at, part.size());
+      } else {
+        at = end;
+      }
+    }
+  }
+  return key;
+}
+
 // The session a set came from: its family and its results file (the name's first two parts).
 std::string session_of(const std::string& name) {
   const std::size_t first = name.find('/');
@@ -537,7 +566,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       if (!p.counted) continue;
       pool.errors.push_back(std::fabs(p.error));
       if (!published) {
-        const std::string config = configuration_of(s.name) + " -n " + std::to_string(s.iters) + " -t " +
+        const std::string config = effective_configuration(s) + " -n " + std::to_string(s.iters) + " -t " +
                                    std::to_string(s.threads_per_process) + " -g " + std::to_string(s.gpus_per_thread);
         pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].emplace_back(
             session_of(s.name), p.point.measured_time_us);

@@ -92,7 +92,8 @@ struct SetResult {
 // '/' in its name) is a group of its own, named after it.
 //
 // How far the measurement itself moves: sets that measured the same configuration (the same name
-// once its second part, the results file, and a trailing "runN" are left out, and the same nccl-tests
+// once its second part, the results file, a trailing "runN", and NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE or
+// NCCL_LL128_BUFFSIZE set to the release's own default are left out, and the same nccl-tests
 // -n, -t and -g: a repeat in the same session or the same command in another) give, at each counted size they share, their times t_i
 // with median m; each |t_i / m - 1| is a deviation, and the group's repeat spread is the median of
 // its deviations. It is what a model that predicted every configuration's median exactly would

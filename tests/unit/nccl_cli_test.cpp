@@ -335,4 +335,23 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   CHECK(by_machine[4].source == "lent 1 x H200 measured");
   CHECK(by_machine[4].transport == "local");
   CHECK(by_machine[4].median_abs_error == Approx(0.30));
+
+  // NCCL_BUFFSIZE at NCCL 2.28's default (4 MiB) is the configuration run unset: the two sessions
+  // compare (1 MiB at 100 and 110 us: session spread 5 / 105); at 1 MiB it is another one.
+  const std::map<std::string, std::string> sock_env{{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};
+  nc::ValidationSet at_default = set("x/chain/all_reduce/4ranks/NCCL_BUFFSIZE=4194304", 4, sock_env);
+  nc::ValidationSet unset = set("x/socket/all_reduce/4ranks", 4, sock_env);
+  nc::ValidationSet smaller = set("x/buffers/all_reduce/4ranks/NCCL_BUFFSIZE=1048576", 4, sock_env);
+  at_default.nccl_version = unset.nccl_version = smaller.nccl_version = "2.28.9";
+  std::vector<nc::SetResult> buffers(3);
+  buffers[0].set = &at_default;
+  buffers[0].points = {point(1 << 20, 0.0, 100)};
+  buffers[1].set = &unset;
+  buffers[1].points = {point(1 << 20, 0.0, 110)};
+  buffers[2].set = &smaller;
+  buffers[2].points = {point(1 << 20, 0.0, 200)};
+  const auto by_buffers = nc::group_results(buffers);
+  REQUIRE(by_buffers.size() == 1);
+  CHECK(by_buffers[0].session_compared == 2);
+  CHECK(by_buffers[0].session_spread == Approx(5.0 / 105));
 }
