@@ -8,6 +8,7 @@
 #include <set>
 
 #include "hardware/errors.hpp"
+#include "hardware/statistics.hpp"
 #include "sim/nccl/collective_predictor.hpp"
 #include "sim/nccl/nccl_parameters.hpp"
 
@@ -385,14 +386,12 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
     }
   }
   for (auto& [key, e] : errors) {
-    std::sort(e.begin(), e.end());
     CrossValidationEntry c;
     c.op = key.first;
     c.transport = key.second;
     c.points = static_cast<int>(e.size());
-    const std::size_t n = e.size();
-    c.median_abs_error = n % 2 == 1 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
-    c.worst_abs_error = e.back();
+    c.median_abs_error = median(e);
+    c.worst_abs_error = *std::max_element(e.begin(), e.end());
     report.cross_validation.push_back(c);
   }
 

@@ -9,6 +9,7 @@
 
 #include "hardware/errors.hpp"
 #include "hardware/json_reader.hpp"
+#include "hardware/statistics.hpp"
 #include "models/step_flops.hpp"
 
 namespace clustersim::models {
@@ -99,13 +100,6 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

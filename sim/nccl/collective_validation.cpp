@@ -11,18 +11,12 @@
 
 #include "hardware/errors.hpp"
 #include "hardware/json_reader.hpp"
+#include "hardware/statistics.hpp"
 #include "sim/nccl/nccl_version.hpp"
 
 namespace clustersim::sim::nccl {
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> out;
@@ -460,7 +454,7 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
   r.counted = static_cast<int>(errors.size());
   if (!errors.empty()) {
     r.worst_abs_error = *std::max_element(errors.begin(), errors.end());
-    r.median_abs_error = median_of(std::move(errors));
+    r.median_abs_error = median(std::move(errors));
   }
   return r;
 }
@@ -497,7 +491,8 @@ std::string configuration_of(const std::string& name) {
 }
 
 // The configuration as run: NCCL's buffer sizes set to the release's own defaults are left out of
-// the name, since NCCL runs them exactly as it runs them unset (NCCL_BUFFSIZE=4194304 in 2.28).
+// the name, since NCCL runs them exactly as it runs them unset (NCCL_BUFFSIZE=4194304 in 2.28). A
+// name holds each variable once, as "/VAR=value" between slashes.
 std::string effective_configuration(const ValidationSet& s) {
   std::string key = configuration_of(s.name);
   std::optional<NcclVersion> v;
@@ -511,13 +506,11 @@ std::string effective_configuration(const ValidationSet& s) {
   for (const auto& [var, proto] : vars) {
     const std::string part =
         "/" + std::string(var) + "=" + std::to_string(v->device.buffsize[static_cast<int>(proto)].count());
-    for (std::size_t at = key.find(part); at != std::string::npos; at = key.find(part, at)) {
-      const std::size_t end = at + part.size();
-      if (end == key.size() || key[end] == '/') {
-        key.erase(at, part.size());
-      } else {
-        at = end;
-      }
+    const std::size_t at = key.find(part + "/");
+    if (at != std::string::npos) {
+      key.erase(at, part.size());
+    } else if (key.ends_with(part)) {
+      key.erase(key.size() - part.size());
     }
   }
   return key;
@@ -556,6 +549,12 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     const bool published = s.name.find('/') == std::string::npos;
     const std::string algo = env_value(s, "NCCL_ALGO").empty() ? "auto" : lower(env_value(s, "NCCL_ALGO"));
     const std::string proto = env_value(s, "NCCL_PROTO").empty() ? "auto" : lower(env_value(s, "NCCL_PROTO"));
+    // Runs of one configuration meet under this key (with the op, size and pair of each point).
+    const std::string config = published ? std::string()
+                                         : effective_configuration(s) + " -n " + std::to_string(s.iters) + " -t " +
+                                               std::to_string(s.threads_per_process) + " -g " +
+                                               std::to_string(s.gpus_per_thread);
+    const std::string session = session_of(s.name);
     for (const PointResult& p : r.points) {
       const std::string op = p.point.pair_src >= 0 ? "pair" : std::string(to_string(p.point.op));
       const Key key = published ? Key{s.name, "", op, algo, proto}
@@ -566,10 +565,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       if (!p.counted) continue;
       pool.errors.push_back(std::fabs(p.error));
       if (!published) {
-        const std::string config = effective_configuration(s) + " -n " + std::to_string(s.iters) + " -t " +
-                                   std::to_string(s.threads_per_process) + " -g " + std::to_string(s.gpus_per_thread);
         pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].emplace_back(
-            session_of(s.name), p.point.measured_time_us);
+            session, p.point.measured_time_us);
       }
     }
   }
@@ -580,7 +577,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     std::tie(g.source, g.transport, g.op, g.algo, g.proto) = key;
     g.sets = static_cast<int>(pool.sets.size());
     g.points = static_cast<int>(pool.errors.size());
-    g.median_abs_error = median_of(std::move(pool.errors));
+    g.median_abs_error = median(std::move(pool.errors));
     std::vector<double> deviations;
     std::vector<double> session_deviations;
     for (const auto& [where, runs] : pool.runs) {
@@ -591,18 +588,18 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
         times.push_back(t);
         by_session[session].push_back(t);
       }
-      const double m = median_of(times);
+      const double m = median(times);
       for (double t : times) deviations.push_back(std::fabs(t / m - 1));
       if (by_session.size() < 2) continue;
       std::vector<double> medians;
-      for (auto& [session, ts] : by_session) medians.push_back(median_of(std::move(ts)));
-      const double ms = median_of(medians);
+      for (auto& [session, ts] : by_session) medians.push_back(median(std::move(ts)));
+      const double ms = median(medians);
       for (double x : medians) session_deviations.push_back(std::fabs(x / ms - 1));
     }
     g.repeated = static_cast<int>(deviations.size());
-    g.repeat_spread = median_of(std::move(deviations));
+    g.repeat_spread = median(std::move(deviations));
     g.session_compared = static_cast<int>(session_deviations.size());
-    g.session_spread = median_of(std::move(session_deviations));
+    g.session_spread = median(std::move(session_deviations));
     out.push_back(std::move(g));
   }
   return out;

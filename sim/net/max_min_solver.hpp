@@ -125,13 +125,14 @@
 // bottleneck (set and cleared wherever a bottleneck moves), so that finding the flows held on a
 // link (a flow ended there; a check after a fill; a single flow to rate alone) reads the list
 // alone, and the records of only the flows it names: on the benchmark below, taking the flows held
-// on a link went from 4.3% of the time (a miss on every other flow's record) to 0.8%. Hops past the 8th go to a block of a second pool, which a
-// slot keeps when its flow ends, for the next flow in that slot (the network gives a flow that
-// starts the slot of one that just ended). Whether a flow is in A: its number in the fill's arrays,
-// per flow, counts when the entry of that number names it (likewise for links). A fill copies the
-// hot links and flows it works on into small dense arrays (its own numbering; a link's record
-// padded to 128 bytes, a flow's to 64, so that a number becomes an address by one shift), so that
-// its inner loops touch nothing else. The small fill keeps its sets as bit masks and its per-link
+// on a link went from 4.3% of the time (a miss on every other flow's record) to 0.8% (perf), though
+// the benchmark as a whole moved by no more than its noise. Hops past the 8th go to a block of a
+// second pool, which a slot keeps when its flow ends, for the next flow in that slot (the network
+// gives a flow that starts the slot of one that just ended). Whether a flow is in A: its number in
+// the fill's arrays, per flow, counts when the entry of that number names it (likewise for links).
+// A fill copies the hot links and flows it works on into small dense arrays (its own numbering; a
+// link's record padded to 128 bytes, a flow's to 64, so that a number becomes an address by one
+// shift), so that its inner loops touch nothing else. The small fill keeps its sets as bit masks and its per-link
 // and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit number
 // (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each flow's
 // result and each link's level, flow count and load straight into the fill's records.
@@ -171,7 +172,7 @@ struct SolverCounters {
 struct LinkMember {
   std::uint32_t flow;
   std::uint8_t hop;   // the link's place in the flow's route
-  bool held = false;  // the link is the flow's bottleneck (kept with the flow's own record)
+  bool held = false;  // the link is the flow's bottleneck (Flow::bottleneck; set_bottleneck keeps both)
 };
 static_assert(sizeof(LinkMember) == 8);
 
