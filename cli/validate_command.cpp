@@ -173,6 +173,16 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"repeat_spread", g.repeat_spread},
                     {"session_deviations", g.session_compared},
                     {"session_spread", g.session_spread}});
+      nlohmann::json bands = nlohmann::json::array();
+      for (std::size_t b = 0; b < nc::kSizeBands.size(); ++b) {
+        if (g.by_size[b].points == 0) continue;
+        nlohmann::json band = {{"from_bytes", nc::kSizeBands[b].from_bytes},
+                               {"points", g.by_size[b].points},
+                               {"median_error", g.by_size[b].median_error}};
+        if (nc::kSizeBands[b].to_bytes > 0) band["to_bytes"] = nc::kSizeBands[b].to_bytes;
+        bands.push_back(std::move(band));
+      }
+      jg.back()["by_size"] = std::move(bands);
     }
     j["groups"] = jg;
     out << j.dump(2) << '\n';
@@ -237,6 +247,25 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
         << " of " << groups.size() << " within 10%; repeat spread: the median deviation of runs of one configuration "
            "from their median; session spread: the same for its sessions' medians\n";
     gt.write(out, "  ");
+    // The same groups' signed error by size band: where it keeps one sign and level the host or
+    // the session sets it; where it moves with size, the model's shape does.
+    std::vector<std::string> bh{"source", "transport", "op", "algo", "proto"};
+    std::vector<Align> ba(5, Align::LEFT);
+    for (const auto& band : nc::kSizeBands) {
+      bh.emplace_back(band.label);
+      ba.push_back(Align::RIGHT);
+    }
+    reports::TextTable bt(bh, ba);
+    for (const auto& g : groups) {
+      std::vector<std::string> row{g.source, g.transport, g.op, g.algo, g.proto};
+      for (const auto& band : g.by_size) {
+        row.push_back(band.points > 0 ? pct(band.median_error) + " (" + std::to_string(band.points) + ")" : "-");
+      }
+      bt.add_row(std::move(row));
+    }
+    out << "\nSigned error by size (median of (predicted - measured) / measured over the group's counted points in "
+           "each band, points in brackets; + predicts slower than measured)\n";
+    bt.write(out, "  ");
   }
   ctx.emit("", out.str());
   if (a.check && breach) throw RuntimeError("a validation error exceeds its recorded threshold");

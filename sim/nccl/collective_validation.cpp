@@ -534,6 +534,13 @@ std::string group_transport(const ValidationSet& s, const ValidationPoint& p) {
 
 }  // namespace
 
+int size_band(long long bytes) {
+  for (std::size_t b = 0; b + 1 < kSizeBands.size(); ++b) {
+    if (bytes < kSizeBands[b].to_bytes) return static_cast<int>(b);
+  }
+  return static_cast<int>(kSizeBands.size() - 1);
+}
+
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   // A configuration's point: configuration, op, size, pair.
@@ -541,6 +548,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   struct Pool {
     std::set<const ValidationSet*> sets;
     std::vector<double> errors;
+    std::array<std::vector<double>, kSizeBands.size()> signed_by_band;
     std::map<RunKey, std::vector<std::pair<std::string, double>>> runs;  // session (results file), measured time
   };
   std::map<Key, Pool> pools;
@@ -564,6 +572,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       pool.sets.insert(&s);
       if (!p.counted) continue;
       pool.errors.push_back(std::fabs(p.error));
+      pool.signed_by_band[static_cast<std::size_t>(size_band(p.point.size.count()))].push_back(p.error);
       if (!published) {
         pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].emplace_back(
             session, p.point.measured_time_us);
@@ -578,6 +587,10 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     g.sets = static_cast<int>(pool.sets.size());
     g.points = static_cast<int>(pool.errors.size());
     g.median_abs_error = median(std::move(pool.errors));
+    for (std::size_t b = 0; b < kSizeBands.size(); ++b) {
+      g.by_size[b].points = static_cast<int>(pool.signed_by_band[b].size());
+      g.by_size[b].median_error = median(std::move(pool.signed_by_band[b]));
+    }
     std::vector<double> deviations;
     std::vector<double> session_deviations;
     for (const auto& [where, runs] : pool.runs) {

@@ -10,6 +10,7 @@
 // (smaller sizes are reported but not counted: they measure launch and synchronisation costs that
 // depend on the host).
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -117,7 +118,29 @@ struct GroupResult {
   double repeat_spread = 0;
   int session_compared = 0;  // deviations behind the session spread (0: no configuration in two sessions)
   double session_spread = 0;
+  // The signed error (predicted - measured, over measured) by size band (kSizeBands): its median
+  // and the points behind it (0: none in the band). A level shared by every band is the host's or
+  // the session's (a calibration moves it); a median that changes sign or size from band to band
+  // is the model's shape.
+  struct Band {
+    int points = 0;
+    double median_error = 0;
+  };
+  std::array<Band, 5> by_size{};
 };
+// The size bands of GroupResult::by_size: [from, to) in bytes, by factors of 16 from 1 MiB (the
+// first band takes everything counted below 1 MiB, the last everything from 4 GiB).
+struct SizeBand {
+  long long from_bytes;
+  long long to_bytes;  // exclusive; 0: no upper bound
+  const char* label;
+};
+inline constexpr std::array<SizeBand, 5> kSizeBands{{{0, 1LL << 20, "< 1 MiB"},
+                                                     {1LL << 20, 16LL << 20, "1-16 MiB"},
+                                                     {16LL << 20, 256LL << 20, "16-256 MiB"},
+                                                     {256LL << 20, 4LL << 30, "256 MiB-4 GiB"},
+                                                     {4LL << 30, 0, ">= 4 GiB"}}};
+int size_band(long long bytes);
 // The groups of `results`, ordered by source, transport, op, algorithm, protocol.
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results);
 

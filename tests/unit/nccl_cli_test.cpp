@@ -135,6 +135,14 @@ TEST_CASE("validate collectives prints every published set and reads results JSO
   CHECK(p2p_all_reduce(doc) == p2p_all_reduce(nlohmann::json::parse(built_in.out)) + 2);
   CHECK_THAT(r.out, Catch::Contains("Groups (counted points pooled by source, transport, op, forced algorithm and "
                                     "protocol)"));
+  // Every group's counted points fall in its size bands (JSON lists the bands that hold any), and
+  // the text has the bands' table.
+  for (const auto& g : nlohmann::json::parse(built_in.out).at("groups")) {
+    int in_bands = 0;
+    for (const auto& b : g.at("by_size")) in_bands += b.at("points").get<int>();
+    CHECK(in_bands == g.at("counted_points").get<int>());
+  }
+  CHECK_THAT(r.out, Catch::Contains("Signed error by size") && Catch::Contains("256 MiB-4 GiB"));
   CHECK(last.at("nccl_version") == "2.28.9");
   // Without --system and without an instance type the results name no catalog system.
   CHECK(run({"validate", "collectives", "--results", results.string()}).rc == 2);
@@ -305,6 +313,25 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   // medians 105 and 90, their median 97.5: each deviates by 7.5 / 97.5.
   CHECK(net.session_compared == 2);
   CHECK(net.session_spread == Approx(7.5 / 97.5));
+  // Signed error by size band: 1 MiB is the first byte of "1-16 MiB", 4 MiB in it too; nothing
+  // below 1 MiB counts (4 KiB is under 64 KB). Band 1 holds +0.10, +0.02, +0.05, -0.30, -0.20:
+  // median +0.02; the other bands are empty.
+  CHECK(net.by_size[0].points == 0);
+  CHECK(net.by_size[1].points == 5);
+  CHECK(net.by_size[1].median_error == Approx(0.02));
+  CHECK(net.by_size[2].points == 0);
+  // The published set: +0.08 at 1 MiB (band 1), +0.12 at 16 MiB (band 2, which starts there).
+  CHECK(groups[4].by_size[1].median_error == Approx(0.08));
+  CHECK(groups[4].by_size[2].points == 1);
+  CHECK(groups[4].by_size[2].median_error == Approx(0.12));
+  // Band edges: [0, 1 MiB), [1, 16 MiB), [16, 256 MiB), [256 MiB, 4 GiB), [4 GiB, ...).
+  CHECK(nc::size_band(65536) == 0);
+  CHECK(nc::size_band((1LL << 20) - 1) == 0);
+  CHECK(nc::size_band(1LL << 20) == 1);
+  CHECK(nc::size_band(256LL << 20) == 3);
+  CHECK(nc::size_band((4LL << 30) - 1) == 3);
+  CHECK(nc::size_band(4LL << 30) == 4);
+  CHECK(nc::size_band(1LL << 40) == 4);
   CHECK(groups[1].session_compared == 0);
   CHECK(groups[2].repeated == 0);  // SHM tree: measured once
   CHECK(groups[1].transport == "P2P read");
