@@ -302,6 +302,18 @@ void Tuner::apply_enables() {
   // p5/p5e accept it for RDMA writes, p5en skips the check): the fabric's forces_simple_protocol.
   const bool force_simple = sys_->net_forces_simple() && N > 1 && !env_->proto.is_set;
   if (force_simple) notes_.push_back("aws-ofi-nccl forces the Simple protocol (no byte delivery ordering on EFA)");
+  if (sys_->net_forces_simple() && N > 1 && env_->proto.is_set) {
+    // The plugin leaves a protocol the user set, and warns when it is not "simple" (v1.16.3
+    // configure_nccl_proto): LL and LL128 rely on 128-byte stores arriving in order.
+    bool unordered = false;
+    for (CollectiveOp op : kFunctions) {
+      unordered = unordered || env_->proto.allows(op, pi(Protocol::LL)) || env_->proto.allows(op, pi(Protocol::LL128));
+    }
+    if (unordered) {
+      notes_.push_back("NCCL_PROTO allows LL or LL128 over EFA without byte delivery ordering: aws-ofi-nccl keeps it "
+                       "and warns that the endpoint may corrupt data");
+    }
+  }
   const bool collnet_only_requested = [&] {
     if (!env_->algo.is_set) return false;
     auto it = env_->algo.enabled.find(CollectiveOp::ALL_REDUCE);

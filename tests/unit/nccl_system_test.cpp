@@ -217,6 +217,16 @@ TEST_CASE("the tuner chooses as NCCL's does", "[unit][nccl]") {
     // delivery (p4d/p4de, catalog efa-v1).
     const auto p = predictor("p4d.24xlarge", 2, 8);
     CHECK(p.choice(CollectiveOp::ALL_REDUCE, Bytes::kib(4)).protocol == Protocol::SIMPLE);
+    // A protocol the user sets stays (the plugin only sets NCCL_PROTO when it is unset); one that
+    // allows LL or LL128 runs them, with the plugin's warning that the endpoint may corrupt data.
+    const auto ll128 = predictor("p4d.24xlarge", 2, 8, {{"NCCL_PROTO", "LL128"}});
+    CHECK(ll128.choice(CollectiveOp::ALL_REDUCE, Bytes::mib(1)).protocol == Protocol::LL128);
+    CHECK_THAT(Catch::Detail::stringify(ll128.notes()), Catch::Contains("may corrupt data"));
+    const auto simple = predictor("p4d.24xlarge", 2, 8, {{"NCCL_PROTO", "Simple"}});
+    CHECK_THAT(Catch::Detail::stringify(simple.notes()), !Catch::Contains("may corrupt data"));
+    // One node never crosses EFA.
+    const auto one = predictor("p4d.24xlarge", 1, 8, {{"NCCL_PROTO", "LL128"}});
+    CHECK_THAT(Catch::Detail::stringify(one.notes()), !Catch::Contains("may corrupt data"));
   }
   SECTION("EFA on p5 keeps LL and LL128 (in-order RDMA writes, aws-ofi-nccl v1.16.3)") {
     const auto p = predictor("p5.48xlarge", 2, 8);
