@@ -137,7 +137,8 @@ TEST_CASE("validate collectives prints every published set and reads results JSO
                                     "protocol)"));
   // Every group's counted points fall in its size bands (JSON lists the bands that hold any), and
   // the text has the bands' table.
-  for (const auto& g : nlohmann::json::parse(built_in.out).at("groups")) {
+  const auto built_in_doc = nlohmann::json::parse(built_in.out);
+  for (const auto& g : built_in_doc.at("groups")) {
     int in_bands = 0;
     for (const auto& b : g.at("by_size")) in_bands += b.at("points").get<int>();
     CHECK(in_bands == g.at("counted_points").get<int>());
