@@ -79,6 +79,21 @@ struct SetResult {
   double worst_abs_error = 0;
 };
 
+// The size bands of GroupResult::by_size: [from, to) in bytes, by factors of 16 from 1 MiB (the
+// first band takes everything counted below 1 MiB, the last everything from 4 GiB).
+struct SizeBand {
+  long long from_bytes;
+  long long to_bytes;  // exclusive; 0: no upper bound
+  const char* label;
+};
+inline constexpr std::array<SizeBand, 5> kSizeBands{{{0, 1LL << 20, "< 1 MiB"},
+                                                     {1LL << 20, 16LL << 20, "1-16 MiB"},
+                                                     {16LL << 20, 256LL << 20, "16-256 MiB"},
+                                                     {256LL << 20, 4LL << 30, "256 MiB-4 GiB"},
+                                                     {4LL << 30, 0, ">= 4 GiB"}}};
+// The band of a size, an index into kSizeBands.
+int size_band(long long bytes);
+
 // The figures the lent machines are judged by: a machine's own measurements pooled by what the
 // model has to get right. Every set whose name holds a '/' (one made from calibration results or
 // imported nccl-tests logs) adds its counted points to the group of (its machine: the family's
@@ -126,21 +141,8 @@ struct GroupResult {
     int points = 0;
     double median_error = 0;
   };
-  std::array<Band, 5> by_size{};
+  std::array<Band, kSizeBands.size()> by_size{};
 };
-// The size bands of GroupResult::by_size: [from, to) in bytes, by factors of 16 from 1 MiB (the
-// first band takes everything counted below 1 MiB, the last everything from 4 GiB).
-struct SizeBand {
-  long long from_bytes;
-  long long to_bytes;  // exclusive; 0: no upper bound
-  const char* label;
-};
-inline constexpr std::array<SizeBand, 5> kSizeBands{{{0, 1LL << 20, "< 1 MiB"},
-                                                     {1LL << 20, 16LL << 20, "1-16 MiB"},
-                                                     {16LL << 20, 256LL << 20, "16-256 MiB"},
-                                                     {256LL << 20, 4LL << 30, "256 MiB-4 GiB"},
-                                                     {4LL << 30, 0, ">= 4 GiB"}}};
-int size_band(long long bytes);
 // The groups of `results`, ordered by source, transport, op, algorithm, protocol.
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results);
 

@@ -300,9 +300,10 @@ void Tuner::apply_enables() {
   // aws-ofi-nccl exports NCCL_PROTO=simple on several hosts, unless the user chose protocols, where
   // the EFA endpoint refuses 128-byte aligned in-order delivery (v1.16.3 platform-aws.cpp: p4d/p4de;
   // p5/p5e accept it for RDMA writes, p5en skips the check): the fabric's forces_simple_protocol.
-  const bool force_simple = sys_->net_forces_simple() && N > 1 && !env_->proto.is_set;
+  const bool unordered_net = sys_->net_forces_simple() && N > 1;
+  const bool force_simple = unordered_net && !env_->proto.is_set;
   if (force_simple) notes_.push_back("aws-ofi-nccl forces the Simple protocol (no byte delivery ordering on EFA)");
-  if (sys_->net_forces_simple() && N > 1 && env_->proto.is_set) {
+  if (unordered_net && env_->proto.is_set) {
     // The plugin leaves a protocol the user set, and warns when it is not "simple" (v1.16.3
     // configure_nccl_proto): LL and LL128 rely on 128-byte stores arriving in order.
     bool unordered = false;
