@@ -2,10 +2,13 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "hardware/errors.hpp"
 #include "hardware/statistics.hpp"
@@ -23,6 +26,10 @@ constexpr double kHuberDelta = 0.05;   // log units: 5%
 constexpr double kPriorWeight = 0.01;  // pull towards the fallback, per parameter
 constexpr double kSensitivity = 0.02;  // d log t / d log theta that makes a parameter identifiable
 constexpr double kStep = 0.02;         // finite-difference step in log units
+// Seeds of the NVLink ramp (no fallback): a tenth of the link missing at a launch's start, back
+// within about a millisecond (2 x H200 rings at 24 channels: 270 GB/s busbw at 64 MiB, 351 at 8 GiB).
+constexpr double kRampDeficitSeed = 0.1;
+constexpr double kRampTimeSeed = 1e-3;  // seconds
 
 struct Config {
   int nodes = 1;
@@ -97,6 +104,15 @@ class Problem {
         kinds_.emplace(name, used.kind);
       }
     }
+    // Parameters without a fallback (off unless a profile sets them), offered to the fit from a
+    // seed where the points could show them: the NVLink ramp within a launch where they run P2P
+    // over NVLink (sim/nccl/step_program.hpp).
+    if (out.count("nccl.nvlink.efficiency") != 0 && out.count("nccl.nvlink.ramp_deficit") == 0) {
+      out.emplace("nccl.nvlink.ramp_deficit", kRampDeficitSeed);
+      kinds_.emplace("nccl.nvlink.ramp_deficit", ProfileParameter::Kind::RATIO);
+      out.emplace("nccl.nvlink.ramp_time", kRampTimeSeed);
+      kinds_.emplace("nccl.nvlink.ramp_time", ProfileParameter::Kind::DURATION);
+    }
     return out;
   }
   ProfileParameter::Kind kind(const std::string& name) const { return kinds_.at(name); }
@@ -148,6 +164,34 @@ struct FitResult {
   double rms_before = 0, rms_after = 0;
 };
 
+// Runs f(0) .. f(n - 1) on the machine's hardware threads. Each call writes only its own
+// outputs, so the result is the same as a loop's; the first exception is rethrown.
+template <class F>
+void parallel_for(int n, const F& f) {
+  const int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(1, n));
+  if (threads <= 1) {
+    for (int i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::atomic<int> next{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (int i = next++; i < n && !failed; i = next++) {
+      try {
+        f(i);
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 double huber_weight(double r) { return std::fabs(r) <= kHuberDelta ? 1.0 : kHuberDelta / std::fabs(r); }
 
 double rms(const Eigen::VectorXd& r) { return r.size() == 0 ? 0.0 : std::sqrt(r.squaredNorm() / r.size()); }
@@ -158,12 +202,21 @@ FitResult fit(const Problem& prob, const std::map<std::string, double>& fallback
   const Eigen::VectorXd r0 = prob.residuals(fallbacks, sel);
   out.rms_before = rms(r0);
   // Identifiable parameters: those that move some prediction.
-  for (const auto& [name, v] : fallbacks) {
-    if (v <= 0) continue;
-    auto trial = fallbacks;
-    trial[name] = v * std::exp(kStep);
-    const Eigen::VectorXd r1 = prob.residuals(trial, sel);
-    if (((r1 - r0) / kStep).cwiseAbs().maxCoeff() > kSensitivity) out.fitted.push_back(name);
+  {
+    std::vector<std::string> names;
+    for (const auto& [name, v] : fallbacks) {
+      if (v > 0) names.push_back(name);
+    }
+    std::vector<char> moves(names.size(), 0);
+    parallel_for(static_cast<int>(names.size()), [&](int j) {
+      auto trial = fallbacks;
+      trial[names[j]] *= std::exp(kStep);
+      const Eigen::VectorXd r1 = prob.residuals(trial, sel);
+      moves[j] = ((r1 - r0) / kStep).cwiseAbs().maxCoeff() > kSensitivity;
+    });
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      if (moves[j]) out.fitted.push_back(names[j]);
+    }
   }
   const int m = static_cast<int>(out.fitted.size());
   const int n = static_cast<int>(sel.size());
@@ -188,11 +241,11 @@ FitResult fit(const Problem& prob, const std::map<std::string, double>& fallback
   Eigen::VectorXd w(n);
   for (int it = 0; it < 30 && m > 0; ++it) {
     out.iterations = it + 1;
-    for (int j = 0; j < m; ++j) {
+    parallel_for(m, [&](int j) {
       Eigen::VectorXd x = phi;
       x(j) += kStep;
       jac.col(j) = (prob.residuals(values_of(x), sel) - r) / kStep;
-    }
+    });
     for (int i = 0; i < n; ++i) w(i) = huber_weight(r(i));
     const Eigen::MatrixXd jtwj = jac.transpose() * w.asDiagonal() * jac;
     const Eigen::VectorXd grad = jac.transpose() * w.asDiagonal() * r + kPriorWeight * (phi - phi0);

@@ -9,8 +9,10 @@
 //   minimise sum_i rho(r_i) + sum_j w0 (phi_j - phi0_j)^2
 // with rho the Huber loss (quadratic within delta = 0.05, linear beyond: a few wild points do not
 // drag the fit), solved by iteratively reweighted Gauss-Newton (Levenberg-Marquardt damping) on a
-// finite-difference Jacobian (Eigen). phi0 are the catalog fallbacks; the weak prior w0 = 0.01
-// keeps parameters the data cannot see where the fallback puts them.
+// finite-difference Jacobian (Eigen), its columns computed on the machine's hardware threads (the
+// same result as one at a time). phi0 are the catalog fallbacks, and for the parameters that have
+// none (the NVLink ramp, off without a profile) a seed; the weak prior w0 = 0.01 keeps parameters
+// the data cannot see where the fallback puts them.
 // Parameters enter the fit only where the data moves the prediction (|d log t / d phi| > 0.02 for
 // some point); the others keep their fallbacks and are not written.
 // Uncertainty of a fitted parameter (relative): the square root of the diagonal of
