@@ -131,7 +131,7 @@ Capacities resource_capacities(const NcclRates& r, double host_bytes) {
   set(ResourceKind::SHM_IN, r.shm);
   set(ResourceKind::NIC_OUT, r.nic);
   set(ResourceKind::NIC_IN, r.nic);
-  set(ResourceKind::NVLS, r.nvlink * r.nvls_efficiency);
+  set(ResourceKind::NVLS, r.nvls);
   double host = r.host_memory.bytes_per_second();
   if (host_bytes > 0 && r.host_cache_bytes > 0 && r.host_cache_speedup > 0) {
     const double h = std::min(1.0, r.host_cache_bytes / host_bytes);
@@ -139,6 +139,7 @@ Capacities resource_capacities(const NcclRates& r, double host_bytes) {
   }
   set(ResourceKind::HOST_MEMORY, Bandwidth::bytes_per_second(host));
   c.nvlink_knee = r.nvlink_knee;
+  c.ramp = NvlinkRamp{r.nvlink_ramp_deficit, r.nvlink_ramp_time.seconds()};
   return c;
 }
 

@@ -41,7 +41,8 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const int copies = lanes_ * reps_;
     const int n = n_ * copies;
     pending_.assign(n, 0);
-    ready_ps_.assign(n, (sim_.now() + program_.fixed).picoseconds());
+    origin_ps_ = (sim_.now() + program_.fixed).picoseconds();
+    ready_ps_.assign(n, origin_ps_);
     blocks_.assign(static_cast<std::size_t>(copies) * static_cast<std::size_t>(program_.shared), ShareTimeline{});
     conn_next_.assign(n, -1);
     credit_target_.assign(n, -1);
@@ -111,7 +112,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
       const Hop& hop = program_.hops[h];
       double e = 1.0;
       if (hop.endpoints.via_nvswitch) {
-        e = r.nvlink.bytes_per_second() * r.nvls_efficiency / sys.nvlink_bandwidth().bytes_per_second();
+        e = r.nvls.bytes_per_second() / sys.nvlink_bandwidth().bytes_per_second();
       } else if (hop.transport.kind == TransportKind::P2P && hop.transport.over_nvlink) {
         e = r.nvlink.bytes_per_second() / sys.nvlink_bandwidth().bytes_per_second();
       } else if (hop.transport.kind == TransportKind::NET && !sys.nics().empty()) {
@@ -251,20 +252,22 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     // The connection's next step may go once this one is serialised: at the hop's rate, or where
     // the transfer charges its thread block, once it has had its share of the block (placed in
     // start order; the network shares the links itself, so no link is charged here).
-    double serial = t.bytes / hop.rate.bytes_per_second();
+    // Seconds into the launch, for the NVLink ramp (StepProgram::ramp).
+    const double elapsed = static_cast<double>(now - origin_ps_) * 1e-12;
+    const double rate = rate_at(program_, hop, elapsed);
+    double serial = t.bytes / rate;
     if (t.block >= 0 && t.block_cost > 0) {
       ShareTimeline& line = blocks_[static_cast<std::size_t>(k / n_) * static_cast<std::size_t>(program_.shared) +
                                     static_cast<std::size_t>(t.block)];
       const double start_s = static_cast<double>(now) * 1e-12;
-      serial = ShareTimeline::place(start_s, t.bytes, hop.rate.bytes_per_second(), {&line, t.block_cost}, {nullptr, 0}) -
-               start_s;
+      serial = ShareTimeline::place(start_s, t.bytes, rate, {&line, t.block_cost}, {nullptr, 0}) - start_s;
     }
     if (conn_next_[k] >= 0) satisfy(conn_next_[k], now + ps_of(serial));
     const std::vector<Route> routes = routes_for(k);
     const double share = static_cast<double>(hop.multiplicity) / lanes_ / static_cast<double>(routes.size());
     const double wire = t.bytes * share * hop.wire_factor / eff_[t.hop];
     FlowOptions opt;
-    double cap = std::min(hop.channel_cap.bytes_per_second(), hop.soft_cap.bytes_per_second());
+    double cap = flow_cap_at(program_, hop, elapsed);
     if (t.block >= 0 && serial > 0) cap = std::min(cap, t.bytes / serial);
     if (std::isfinite(cap) && cap < 1e14) {
       opt.rate_cap = Bandwidth::bytes_per_second(cap * share * hop.wire_factor / eff_[t.hop]);
@@ -344,6 +347,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
   std::vector<ShareTimeline> blocks_;  // per copy, the program's shared resources
   std::shared_ptr<CollectiveRun> keep_alive_;
   int n_ = 0;      // transfers of the program
+  std::int64_t origin_ps_ = 0;  // t0 of the launch: its start plus the program's fixed cost
   int lanes_ = 1;
   int reps_ = 1;
   bool shift_deps_ = false;

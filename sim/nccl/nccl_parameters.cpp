@@ -44,6 +44,12 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
     } else if (params.has("nccl.nvlink.knee_exponent")) {
       r.nvlink_knee = params.ratio("nccl.nvlink.knee_exponent", 0.0, "a hard minimum (no knee measured)");
     }
+    // The ramp within a launch: only where a profile fitted one (no fallback: none).
+    if (params.has("nccl.nvlink.ramp_deficit")) {
+      r.nvlink_ramp_deficit = params.ratio("nccl.nvlink.ramp_deficit", 0.0, "no ramp (none measured)");
+      r.nvlink_ramp_time = params.duration("nccl.nvlink.ramp_time", Duration::from_seconds(1e-3),
+                                           "1 ms (no ramp measured)");
+    }
     if (sys.ranks_per_host() >= 3) {
       const std::string tree_source = v + " tuning.cc: a tree all-reduce's bus bandwidth is " +
                                       format_significant(kTreeAllReduceFactor, 3) + " of its graph's";
@@ -127,6 +133,7 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                      "NCCL 2.28 nvlsEfficiency " + format_significant(eff28, 3) + " x NVLS graph " +
                                          format_significant(graph, 4) + " GB/s over NCCL's NVLink figure " +
                                          format_significant(sys.nccl_nvlink_bw(), 4) + " GB/s");
+    r.nvls = Bandwidth::gigabytes_per_second(sys.nccl_nvlink_bw()) * r.nvls_efficiency;
   }
   // One channel's LL and LL128 blocks: the catalog's measured copy engine where the GPU has one
   // (steps then cost their loads and stores, collective_program.hpp), else NCCL's per-channel

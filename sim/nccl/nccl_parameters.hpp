@@ -16,6 +16,12 @@
 //                                          ring all-reduce at 1 to 32 channels on 2 x H200, rms
 //                                          1.7% against 5.2% for a hard minimum), else none (max-min
 //                                          sharing's hard minimum)
+//   nccl.nvlink.ramp_deficit       ratio   d of the NVLink ramp within one kernel launch: a hop's NVLink
+//                                          share is L (1 - d e^(-t / tau)) t seconds into the launch
+//                                          (step_program.hpp); read only where a profile has it (no
+//                                          fallback: no ramp). The fitter seeds it at 0.1 where the
+//                                          points run P2P over NVLink (calibrate/nccl_fit.hpp)
+//   nccl.nvlink.ramp_time          s       tau of that ramp; with the deficit only (seed 1 ms)
 //   nccl.pcie.efficiency           ratio   same for a GPU's PCIe link; NCCL's PCIe figure (x16 Gen4
 //                                          24, Gen5 48 GB/s) / catalog PCIe rate
 //   nccl.net.efficiency            ratio   payload rate over NIC line rate; the catalog fabric's
@@ -271,6 +277,8 @@ struct NcclRates {
   // Effective per-direction capacities (payload bytes per second) of one GPU's links.
   Bandwidth nvlink;    // datasheet x nvlink efficiency (0 without usable NVLink)
   double nvlink_knee = 0;  // nccl.nvlink.knee_exponent (0: a hard minimum)
+  double nvlink_ramp_deficit = 0;  // nccl.nvlink.ramp_deficit (0: no ramp within a launch)
+  Duration nvlink_ramp_time;       // nccl.nvlink.ramp_time
   double nvlink_read_efficiency = 1;  // nccl.nvlink.read_efficiency (P2P read, Simple, both ways)
   Bandwidth pcie;      // datasheet x pcie efficiency
   Bandwidth shm;       // one GPU's SHM rate each way where it only stores or only loads (nccl.shm.bandwidth)
@@ -285,6 +293,9 @@ struct NcclRates {
   double host_cache_speedup = 1;
   Bandwidth nic;       // one NIC device (as NCCL sees it) x net efficiency
   double nvls_efficiency = 0;
+  // The NVLS resource: NCCL's NVLink figure for the GPU x nvls_efficiency (not the measured P2P
+  // NVLink rate: NVLS reduces in the switch and has its own efficiency; 0 without NVLS).
+  Bandwidth nvls;
   // Protocol limits.
   // Threads at which a ring channel's block moves half of what it moves with many: its rate
   // follows t / (t + t_half) (collective_program.hpp thread_factor); per protocol over P2P and

@@ -130,6 +130,13 @@ double ShareTimeline::place(double start, double bytes, double max_rate, Charge 
   return pieces.back().to;
 }
 
+namespace {
+// The soft minimum of the header between a channel cap and an NVLink payload share.
+double soft_minimum(double cap, double payload_link, double knee) {
+  return cap * std::pow(1.0 + std::pow(cap / payload_link, knee), -1.0 / knee);
+}
+}  // namespace
+
 void assign_rates(StepProgram& p, const Capacities& caps) {
   // Seconds per pipeline item that each resource class needs for all its flows (in wire bytes,
   // and in payload bytes for the NVLink knee).
@@ -152,8 +159,12 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       }
     }
   }
+  p.nvlink_knee = caps.nvlink_knee;
+  p.ramp = caps.ramp;
   for (Hop& h : p.hops) {
     double link = std::numeric_limits<double>::infinity();
+    double other_link = std::numeric_limits<double>::infinity();    // the resources but NVLink
+    double nvlink_link = std::numeric_limits<double>::infinity();   // over NVLink, in wire bytes
     double payload_link = std::numeric_limits<double>::infinity();  // over NVLink, in payload bytes
     h.link_cost = 0;
     h.host_cost = 0;
@@ -171,15 +182,22 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       const double c = cycle[static_cast<int>(l.kind)];
       if (c <= 0 || h.bytes_per_cycle <= 0) continue;
       link = std::min(link, h.bytes_per_cycle / c);
-      if (nvlink(l.kind)) payload_link = std::min(payload_link, h.bytes_per_cycle / payload_cycle[static_cast<int>(l.kind)]);
+      if (nvlink(l.kind)) {
+        nvlink_link = std::min(nvlink_link, h.bytes_per_cycle / c);
+        payload_link = std::min(payload_link, h.bytes_per_cycle / payload_cycle[static_cast<int>(l.kind)]);
+      } else {
+        other_link = std::min(other_link, h.bytes_per_cycle / c);
+      }
     }
+    h.base_rate = std::min(h.channel_cap.bytes_per_second(), other_link);
+    h.nvlink_link = nvlink_link;
+    h.nvlink_payload = payload_link;
     double rate = std::min(h.channel_cap.bytes_per_second(), link);
     h.soft_cap = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
     const double cap = h.channel_cap.bytes_per_second();
     if (caps.nvlink_knee > 0 && std::isfinite(payload_link) && std::isfinite(cap) && cap > 0) {
       // The soft minimum over NVLink (see the header), relative to the cap for range.
-      const double knee = caps.nvlink_knee;
-      const double soft = cap * std::pow(1.0 + std::pow(cap / payload_link, knee), -1.0 / knee);
+      const double soft = soft_minimum(cap, payload_link, caps.nvlink_knee);
       h.soft_cap = Bandwidth::bytes_per_second(soft);
       rate = std::min(rate, soft);
     }
@@ -187,6 +205,41 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
     h.rate = Bandwidth::bytes_per_second(rate);
     h.link_rate = Bandwidth::bytes_per_second(std::isfinite(link) && link > 0 ? link : rate);
   }
+}
+
+double NvlinkRamp::factor(double elapsed) const {
+  if (!active()) return 1.0;
+  return 1.0 - deficit * std::exp(-std::max(0.0, elapsed) / time);
+}
+
+namespace {
+bool ramps(const StepProgram& p, const Hop& h) {
+  return p.ramp.active() && !h.link_shared && (std::isfinite(h.nvlink_link) || std::isfinite(h.nvlink_payload));
+}
+}  // namespace
+
+double rate_at(const StepProgram& p, const Hop& h, double elapsed) {
+  if (!ramps(p, h)) return h.rate.bytes_per_second();
+  const double g = p.ramp.factor(elapsed);
+  double rate = std::min(h.base_rate, h.nvlink_link * g);
+  const double cap = h.channel_cap.bytes_per_second();
+  if (p.nvlink_knee > 0 && std::isfinite(h.nvlink_payload) && std::isfinite(cap) && cap > 0) {
+    rate = std::min(rate, soft_minimum(cap, h.nvlink_payload * g, p.nvlink_knee));
+  }
+  if (!std::isfinite(rate) || rate <= 0) rate = 1e15;
+  return rate;
+}
+
+double flow_cap_at(const StepProgram& p, const Hop& h, double elapsed) {
+  double cap = std::min(h.channel_cap.bytes_per_second(), h.soft_cap.bytes_per_second());
+  if (!ramps(p, h)) return cap;
+  const double g = p.ramp.factor(elapsed);
+  cap = std::min(h.channel_cap.bytes_per_second(), h.nvlink_link * g);
+  const double c = h.channel_cap.bytes_per_second();
+  if (p.nvlink_knee > 0 && std::isfinite(h.nvlink_payload) && std::isfinite(c) && c > 0) {
+    cap = std::min(cap, soft_minimum(c, h.nvlink_payload * g, p.nvlink_knee));
+  }
+  return cap;
 }
 
 ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
@@ -212,7 +265,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       const int j = seq[seq.size() - w];
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
-    const double rate = h.rate.bytes_per_second();
+    const double rate = rate_at(p, h, start + h.occupancy.seconds() - t0);
     if (t.block >= 0 || t.link >= 0 || t.host >= 0) {
       finish[i] = ShareTimeline::place(start + h.occupancy.seconds(), t.bytes, rate,
                                        {t.block >= 0 ? &shared[t.block] : nullptr, t.block_cost},

@@ -39,6 +39,17 @@
 // nothing per channel up to 300 GB/s of wire bytes out of an H200, where Simple and LL128 lose
 // 10-20% from 12 channels on. A tree's chain, whose links are charged over time (below), takes
 // the knee on its blocks or its link share instead (collective_program.hpp, tree_knee).
+// Within one launch the link does not carry L from the start: with many channels a ring's rate
+// keeps rising with the size long after its fill has faded, and 300 back-to-back launches run as
+// fast as 20, so the rate grows within each launch (H200, 2 GPUs, 24 channels: 270 GB/s busbw at
+// 64 MiB, 330 at 1 GiB, 351 at 8 GiB; 8 channels, which offer less than the link carries, 152 to
+// 155.5; calibrate/results/lent-2xh200-2026-11-29-long-rings). With the ramp (NvlinkRamp:
+// nccl.nvlink.ramp_deficit d, nccl.nvlink.ramp_time tau; a profile's, none without one) a
+// transfer whose bytes start t seconds after its launch's t0 sees its hop's NVLink share, in the
+// hard and in the soft minimum, as
+//   L_f(t) = L_f (1 - d e^(-t / tau))
+// (rate_at; held over the transfer, a slice of a few microseconds against a tau of a hundred or
+// more). Hops whose links are charged over time (a tree's chain) keep the static share.
 //
 // Shared resources used unevenly over time (the static share above assumes every flow of a hop is
 // always busy, true of a ring's steady state, not of a tree's pipeline filling): a transfer may
@@ -116,6 +127,12 @@ struct Hop {
   // Assigned by assign_rates: the soft minimum over NVLink where it applies (else +inf); the
   // event simulation caps the hop's flows with it, the network sharing the rest.
   Bandwidth soft_cap = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
+  // Assigned by assign_rates for the NVLink ramp (rate_at): `rate` before the NVLink terms (the
+  // channel cap and the other resources), and the flow's NVLink share in wire and in payload bytes
+  // per second (+inf off NVLink).
+  double base_rate = std::numeric_limits<double>::infinity();
+  double nvlink_link = std::numeric_limits<double>::infinity();
+  double nvlink_payload = std::numeric_limits<double>::infinity();
   HopEndpoints endpoints;
   // The sender's GPU links are a shared resource of the program (Transfer::link), not a static
   // share: assign_rates leaves the GPU's NVLink, PCIe and SHM loads out of `rate` and sets
@@ -170,6 +187,15 @@ class ShareTimeline {
   std::vector<double> used_{0.0};
 };
 
+// The NVLink ramp within one kernel launch (see the header): the NVLink share of a hop's flows is
+// scaled by factor(t) = 1 - d e^(-t / tau), t the seconds since the launch's transfers could start.
+struct NvlinkRamp {
+  double deficit = 0;  // d (nccl.nvlink.ramp_deficit); 0: no ramp
+  double time = 0;     // tau in seconds (nccl.nvlink.ramp_time)
+  bool active() const { return deficit > 0 && time > 0; }
+  double factor(double elapsed) const;
+};
+
 struct StepProgram {
   std::vector<Hop> hops;
   std::vector<Transfer> transfers;   // in an order where every dependency comes first
@@ -188,6 +214,9 @@ struct StepProgram {
   // Send/recv and alltoall: the protocol their messages went through (Simple where any stream
   // needed it, LL where all fitted NCCL's LL threshold); unset for the collectives (the tuner's).
   std::optional<Protocol> p2p_protocol;
+  // Set by assign_rates from the capacities: what rate_at needs.
+  double nvlink_knee = 0;
+  NvlinkRamp ramp;
 
   int add_hop(Hop h);
   int add_connection(int window_transfers);
@@ -203,10 +232,20 @@ struct StepProgram {
 struct Capacities {
   std::array<Bandwidth, kNumResourceKinds> per_instance{};
   double nvlink_knee = 0;  // p of the NVLink soft minimum (0: the hard minimum)
+  NvlinkRamp ramp;         // the NVLink ramp within a launch (none by default)
 };
 
 // Gives every hop its uncontended per-flow rate from the resource capacities.
 void assign_rates(StepProgram& program, const Capacities& caps);
+
+// A hop's uncontended per-flow rate for a transfer whose bytes start `elapsed` seconds into its
+// launch: Hop::rate with its NVLink terms scaled by the ramp (Hop::rate itself without a ramp or
+// off NVLink; Hop::rate at the ramp's end).
+double rate_at(const StepProgram& program, const Hop& hop, double elapsed);
+// The cap the event simulation puts on the hop's flows at that time (min of the channel cap and
+// the soft minimum, and with a ramp the ramped NVLink share, which the network's static links
+// cannot lower); +inf where none applies.
+double flow_cap_at(const StepProgram& program, const Hop& hop, double elapsed);
 
 // Back to back (nccl-tests times `iters` launches in a row and averages): where the program's
 // kernels run ahead (StepProgram::kernels_run_ahead), the ranks upstream start the next launch

@@ -69,18 +69,22 @@ double fitted(const std::vector<hardware::ProfileParameter>& ps, const std::stri
 
 TEST_CASE("the NCCL fitter recovers known parameters with cross-validation", "[unit][nccl][fit]") {
   // Truth differs from the fallbacks: NVLink efficiency 0.70 (fallback 20.6/25 = 0.824), NVLink
-  // step latencies twice NCCL's, base latency 1.5 times NCCL's.
+  // step latencies twice NCCL's, base latency 1.5 times NCCL's, and an NVLink ramp within each
+  // launch (d 0.2, tau 100 us; seeded at 0.1 and 1 ms, no fallback).
   using testing::ratio_parameter;
   const auto truth = testing::profile_of(
       "truth", {ratio_parameter("nccl.nvlink.efficiency", 0.70), ratio_parameter("nccl.latency.nvlink_scale", 2.0),
-                ratio_parameter("nccl.latency.base_scale", 1.5)});
+                ratio_parameter("nccl.latency.base_scale", 1.5), ratio_parameter("nccl.nvlink.ramp_deficit", 0.2),
+                testing::duration_parameter("nccl.nvlink.ramp_time", 100e-6)});
   calibrate::FitReport report;
   const auto params = calibrate::fit_nccl_parameters(synthetic_results(truth, 0.02), report);
   CHECK(report.system == "hgx-h200");
   CHECK(report.points == 3 * 12);
   INFO(report.to_json().dump(2));
   if (std::getenv("SHOW_FIT")) std::cout << report.to_json().dump(2) << "\n";
-  // 2% noise on 36 points: the bandwidth parameter comes back within 3%, the latency scales within 15%.
+  // 2% noise on 36 points: the bandwidth parameter comes back within 3%, the latency scales within
+  // 15%. The ramp itself is not pinned down by one channel count's sweep (it comes back near
+  // d 0.13, tau 0.8 ms, trading with the knee); it is left unchecked.
   CHECK(fitted(params, "nccl.nvlink.efficiency") == Approx(0.70).epsilon(0.03));
   CHECK(fitted(params, "nccl.latency.nvlink_scale") == Approx(2.0).epsilon(0.15));
   CHECK(fitted(params, "nccl.latency.base_scale") == Approx(1.5).epsilon(0.15));

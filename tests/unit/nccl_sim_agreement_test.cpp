@@ -27,6 +27,7 @@ struct Case {
   CollectiveOp op;
   Bytes size;
   std::map<std::string, std::string> env;
+  const hardware::CalibrationProfile* profile = nullptr;
 };
 
 // Event-simulated time over analytic time.
@@ -35,6 +36,7 @@ double ratio(const Case& c) {
   cfg.node = hardware::resolve_node(catalog(), c.system);
   cfg.shape = {c.nodes, c.gpus};
   cfg.env = c.env;
+  cfg.profile = c.profile;
   const CollectivePredictor pred(cfg);
   const CollectivePrediction fast = pred.predict(c.op, c.size);
   ClusterConfig cc;
@@ -66,6 +68,12 @@ TEST_CASE("event simulation agrees with the analytic pass where nothing contends
   }
   SECTION("ring all-gather, four H200 GPUs, 64 MiB") {
     CHECK(std::fabs(ratio({"hgx-h200", 1, 4, CollectiveOp::ALL_GATHER, Bytes::mib(64), {}}) - 1) < 0.01);
+  }
+  SECTION("ring all-reduce, two H200 GPUs, 256 MiB, built-in profile: the NVLink ramp, at each flow's start") {
+    const auto profile = hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11");
+    REQUIRE(profile.find("nccl.nvlink.ramp_deficit") != nullptr);
+    CHECK(std::fabs(ratio({"hgx-h200", 1, 2, CollectiveOp::ALL_REDUCE, Bytes::mib(256), {{"NCCL_ALGO", "Ring"}}, &profile}) -
+                    1) < 0.01);
   }
   SECTION("ring all-reduce over 4 InfiniBand nodes, 1 GiB") {
     CHECK(std::fabs(ratio({"dgx-h100", 4, 8, CollectiveOp::ALL_REDUCE, Bytes::gib(1), {{"NCCL_ALGO", "Ring"}}}) - 1) <

@@ -119,6 +119,62 @@ TEST_CASE("NVLink's knee: channels near the link's rate get less than the hard m
   CHECK(p.hops[0].rate.gigabytes_per_second() == Approx(24.98).epsilon(0.001));
 }
 
+TEST_CASE("the NVLink ramp: a launch's channels get less of the link early on", "[unit][nccl]") {
+  // d = 0.2, tau = 1 ms: the link's share is scaled by 1 - 0.2 e^(-t / 1 ms): 0.8 at the start,
+  // 1 - 0.2 / e = 0.92642 after 1 ms, 1 - 0.2 e^-10 = 0.99999 after 10 ms.
+  const NvlinkRamp ramp{0.2, 1e-3};
+  CHECK(ramp.factor(0) == Approx(0.8));
+  CHECK(ramp.factor(1e-3) == Approx(1 - 0.2 / std::exp(1.0)));
+  CHECK(ramp.factor(-1) == Approx(0.8));  // before t0: the start
+  CHECK(NvlinkRamp{}.factor(0) == 1.0);
+
+  // 24 channels of a 2-rank ring, each capped at 20 GB/s, on 360 GB/s of NVLink, hard minimum:
+  // the share is 360 / 24 = 15 GB/s, below the cap: 15 GB/s at the ramp's end, 0.8 x 15 = 12 at
+  // its start.
+  StepProgram p;
+  Hop h = hop(0, 0);
+  h.loads = {{ResourceKind::NVLINK_OUT, 24}};
+  h.bytes_per_cycle = 1e6;
+  h.channel_cap = Bandwidth::gigabytes_per_second(20);
+  p.add_hop(h);
+  Capacities caps;
+  caps.per_instance[static_cast<int>(ResourceKind::NVLINK_OUT)] = Bandwidth::gigabytes_per_second(360);
+  caps.ramp = ramp;
+  assign_rates(p, caps);
+  CHECK(p.hops[0].rate.gigabytes_per_second() == Approx(15.0));
+  CHECK(rate_at(p, p.hops[0], 0) / 1e9 == Approx(12.0));
+  CHECK(rate_at(p, p.hops[0], 1e-3) / 1e9 == Approx(15.0 * (1 - 0.2 / std::exp(1.0))));
+  CHECK(flow_cap_at(p, p.hops[0], 0) / 1e9 == Approx(12.0));
+  // With the knee p = 3.2 at the start: 20 (1 + (20 / 12)^3.2)^(-1/3.2) = 20 (1 + 5.127)^(-1/3.2)
+  // = 20 / 1.7621 = 11.35 GB/s.
+  caps.nvlink_knee = 3.2;
+  assign_rates(p, caps);
+  CHECK(rate_at(p, p.hops[0], 0) / 1e9 == Approx(20 * std::pow(1 + std::pow(20.0 / 12.0, 3.2), -1 / 3.2)));
+  CHECK(rate_at(p, p.hops[0], 0) / 1e9 == Approx(11.35).epsilon(0.001));
+
+  // A channel's 10 transfers of 1.5 MB back to back at 15 GB/s would take 1 ms; with the ramp the
+  // first starts at 12 GB/s (125 us), the second at 15 (1 - 0.2 e^-0.125) = 12.35 GB/s, ... each
+  // at the rate of its own start, so the whole takes longer than 1 ms and less than 1.25 ms:
+  // t_{k+1} = t_k + 1.5e6 / (15e9 (1 - 0.2 e^(-t_k / 1 ms))), summed here as the pass does.
+  StepProgram q;
+  Hop one = hop(0, 0);
+  one.loads = {{ResourceKind::NVLINK_OUT, 1}};
+  one.bytes_per_cycle = 1e6;
+  one.channel_cap = Bandwidth::gigabytes_per_second(1000);
+  const int hi = q.add_hop(one);
+  const int c = q.add_connection(8);
+  for (int i = 0; i < 10; ++i) q.add(hi, c, 1.5e6);
+  Capacities qc;
+  qc.per_instance[static_cast<int>(ResourceKind::NVLINK_OUT)] = Bandwidth::gigabytes_per_second(15);
+  qc.ramp = ramp;
+  assign_rates(q, qc);
+  double t = 0;
+  for (int i = 0; i < 10; ++i) t += 1.5e6 / (15e9 * (1 - 0.2 * std::exp(-t / 1e-3)));
+  CHECK(evaluate_program(q).total.seconds() == Approx(t));
+  CHECK(t > 1.0e-3);
+  CHECK(t < 1.25e-3);
+}
+
 TEST_CASE("a chain's upstream kernels run ahead when launched back to back", "[unit][nccl]") {
   StepProgram p;
   p.fixed = Duration::us(2);
