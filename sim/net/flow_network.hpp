@@ -15,13 +15,16 @@
 // Bookkeeping is lazy: a flow holds (bytes left at t_last, rate since t_last); only when its rate
 // changes are its bytes brought up to date and its completion predicted again:
 //   left  -= r_old x (now - t_last);   t_end = now + left / r_new.
-// Predicted completions and the ends of start latencies sit in indexed 4-ary heaps ordered by
-// (time, start sequence) (one for completions, one for latencies; flows with no latency wait in a
-// list for the event at the current time); the network keeps a single engine event armed at the
-// earliest of them, and when its event is done goes straight on to its next time if nothing else
-// is due first (Simulation::advance_to). What a rate change touches per flow (bytes left, when)
-// is kept apart from the rest of its record, 16 bytes a flow; the start sequence, read only when
-// two times are equal, sits with the rest.
+// Predicted completions and the ends of start latencies sit in indexed queues ordered by (time,
+// start sequence): the completions in a TieredHeap (tiered_heap.hpp: a 4-ary heap of those due
+// soonest, the others unordered, so that a rate change's new prediction mostly writes one entry
+// and a pop walks a heap an eighth as large: on the benchmark at 10,000 flows, 7 to 8% more
+// completions a second than one 4-ary heap of them all, in interleaved runs), the latencies in an
+// indexed 4-ary heap, and flows with no latency in a list for the event at the current time. The
+// network keeps a single engine event armed at the earliest of them, and when its event is done
+// goes straight on to its next time if nothing else is due first (Simulation::advance_to). What a
+// rate change touches per flow (bytes left, when) is kept apart from the rest of its record, 16
+// bytes a flow; the start sequence, read only when two times are equal, sits with the rest.
 //
 // Prefetching: the next completion and the next end of latency are known (the tops of the heaps)
 // long before they are handled, so while the callbacks and the solve of the current time run, the
@@ -59,6 +62,7 @@
 #include "sim/engine/cache_line_allocator.hpp"
 #include "sim/engine/indexed_heap.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/tiered_heap.hpp"
 #include "sim/net/block_pool.hpp"
 #include "sim/net/max_min_solver.hpp"
 #include "sim/net/router.hpp"
@@ -261,7 +265,7 @@ class FlowNetwork final : public Model, private EventHandler {
   std::vector<std::uint32_t> free_functions_;
   BlockPool<LinkId> route_pool_;  // the routes of flows in their start latency
 
-  TimeHeap completions_{StartOrder{&flows_}};  // active flows by predicted completion
+  TieredHeap<StartOrder> completions_{StartOrder{&flows_}};  // active flows by predicted completion
   TimeHeap latent_{StartOrder{&flows_}};       // flows in their start latency, by its end
   std::vector<FlowId> ready_;     // flows started with no latency, waiting for the event at now
   std::size_t ready_head_ = 0;

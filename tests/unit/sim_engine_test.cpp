@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "hardware/errors.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/tiered_heap.hpp"
 
 using namespace clustersim;
 using namespace clustersim::sim;
@@ -168,4 +171,54 @@ TEST_CASE("a handler may move the clock on only when nothing else comes first", 
   scenario([](Simulation& s) { s.run_until(TimePoint::from_picoseconds(12)); s.run(); }, false, false);
   // A single step() allows no move.
   scenario([](Simulation& s) { while (s.step()) {} }, false, false);
+}
+
+TEST_CASE("a tiered heap pops what one ordered set pops, through pushes, re-keys and removals",
+          "[unit][engine]") {
+  // Ties of time broken by a sequence per id, as the flow network's queue breaks them.
+  std::vector<std::uint64_t> seq(600);
+  struct BySeq {
+    const std::vector<std::uint64_t>* seq;
+    bool operator()(std::int64_t a, std::uint32_t a_id, std::int64_t b, std::uint32_t b_id) const {
+      return a < b || (a == b && (*seq)[a_id] < (*seq)[b_id]);
+    }
+  };
+  TieredHeap<BySeq> heap(BySeq{&seq});
+  std::set<std::tuple<std::int64_t, std::uint64_t, std::uint32_t>> reference;
+  std::vector<std::int64_t> key(seq.size(), -1);
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  std::uint64_t next_seq = 0;
+  std::int64_t now = 0;
+  for (int step = 0; step < 200000; ++step) {
+    const auto id = static_cast<std::uint32_t>(next() % seq.size());
+    const std::uint64_t op = next() % 10;
+    // Times from now on, on a coarse grid so that equal times are common.
+    const std::int64_t t = now + static_cast<std::int64_t>(next() % 64) * 1000;
+    if (op < 6) {
+      if (key[id] >= 0) reference.erase({key[id], seq[id], id});
+      if (key[id] < 0) seq[id] = next_seq++;
+      heap.push_or_update(id, t);
+      key[id] = t;
+      reference.insert({t, seq[id], id});
+    } else if (op < 7) {
+      if (key[id] >= 0) reference.erase({key[id], seq[id], id});
+      heap.erase(id);
+      key[id] = -1;
+    } else if (!reference.empty()) {
+      const auto [k, s, top] = *reference.begin();
+      REQUIRE(heap.top_id() == top);
+      REQUIRE(heap.top_key() == k);
+      heap.pop();
+      reference.erase(reference.begin());
+      key[top] = -1;
+      now = k;
+    }
+    REQUIRE(heap.size() == reference.size());
+    REQUIRE(heap.empty() == reference.empty());
+    REQUIRE(heap.contains(id) == (key[id] >= 0));
+  }
 }
