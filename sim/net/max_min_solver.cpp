@@ -25,7 +25,10 @@ MaxMinSolver::MaxMinSolver(std::span<const double> capacities, std::span<const s
       throw std::invalid_argument("link " + std::to_string(l) + " capacity must be positive and finite");
     }
     links_[l].capacity = c;
-    if (!never_binds.empty() && never_binds[l] != 0) links_[l].members = NO_LIST;
+    if (!never_binds.empty() && never_binds[l] != 0) {
+      links_[l].members = NO_LIST;
+      links_[l].bytes_since = 0;
+    }
   }
 }
 
@@ -100,9 +103,8 @@ void MaxMinSolver::settle_saturation() {
 // A link that never binds: integrate the bytes it carried so far, then change its load.
 void MaxMinSolver::add_unlisted_load(LinkId l, double delta) {
   LinkState& k = links_[l];
-  LinkStats& s = stats_[l];
-  k.bytes += k.load * static_cast<double>(now_ps_ - s.bytes_since) * 1e-12;
-  s.bytes_since = now_ps_;
+  k.bytes += k.load * static_cast<double>(now_ps_ - k.bytes_since) * 1e-12;
+  k.bytes_since = now_ps_;
   k.load = std::max(0.0, k.load + delta);
 }
 
@@ -150,7 +152,7 @@ LinkUsage MaxMinSolver::usage(LinkId l, std::int64_t now_ps) const {
   const LinkState& k = links_.at(l);
   const LinkStats& s = stats_[l];
   LinkUsage u;
-  u.bytes = k.bytes + (k.members == NO_LIST ? k.load * static_cast<double>(now_ps - s.bytes_since) * 1e-12 : 0.0);
+  u.bytes = k.bytes + (k.members == NO_LIST ? k.load * static_cast<double>(now_ps - k.bytes_since) * 1e-12 : 0.0);
   u.busy_ps = k.flows == 0 ? k.busy : now_ps - k.busy;
   // Saturated up to the last settled instant, then (changes at now_ps_ not settled yet) as it is now.
   const bool settled = ((saturated_bits_[l / 64] >> (l % 64)) & 1U) != 0;

@@ -111,31 +111,34 @@
 // and a solve read or write (capacity, load, potential, level, bytes, busy time, the flow count,
 // the place of a long flow list), the second its flow list while that has at most 8 entries (most
 // links; a longer list moves to a block of a pool, block_pool.hpp), so that the list's line is
-// known from the link's number and both lines are asked for at once; the time-stamps of the
-// saturated-time statistic sit apart (touched only when a link's saturation changes from one
-// instant to a later one) beside a bit per link. "Hot" and "never binds" are not stored: a link is
-// hot when its potential reaches its capacity (1 - 1e-9), and it never binds when it has no flow
-// list. Per flow, two 64-byte lines: the first holds all that a solve reads and writes of it (rate,
-// cap, bottleneck, the masks of hot hops and of hops that never bind, state, and the links of its
-// first 8 hops), so that rating it, checking it as an outsider or taking it into A reads one line;
-// the second what only adding and removing it need (its potential, and where each of its first hops
-// sits in its link's flow list). An entry of a link's flow list names the flow and the hop's place
-// in its route, and a hop its place in the list, so adding or removing a flow is O(hops), with no
-// search and no allocation once warm. The entry also marks whether the link is the flow's
-// bottleneck (set and cleared wherever a bottleneck moves), so that finding the flows held on a
-// link (a flow ended there; a check after a fill; a single flow to rate alone) reads the list
-// alone, and the records of only the flows it names: on the benchmark below, taking the flows held
-// on a link went from 4.3% of the time (a miss on every other flow's record) to 0.8% (perf), though
-// the benchmark as a whole moved by no more than its noise. Hops past the 8th go to a block of a
-// second pool, which a slot keeps when its flow ends, for the next flow in that slot (the network
-// gives a flow that starts the slot of one that just ended). Whether a flow is in A: its number in
-// the fill's arrays, per flow, counts when the entry of that number names it (likewise for links).
-// A fill copies the hot links and flows it works on into small dense arrays (its own numbering; a
-// link's record padded to 128 bytes, a flow's to 64, so that a number becomes an address by one
-// shift), so that its inner loops touch nothing else. The small fill keeps its sets as bit masks and its per-link
-// and per-flow figures in arrays of 64; it compares event keys (level, id) as one 128-bit number
-// (the level's bits, then id << 32 | slot, the low half fixed for the fill), and writes each flow's
-// result and each link's level, flow count and load straight into the fill's records.
+// known from the link's number and both lines are asked for at once (a link that never binds has no
+// level, and keeps there the time up to which its bytes are integrated, so that a rate change on it
+// touches that line alone: 1 to 5% more completions a second at 10,000 flows, interleaved runs);
+// the time-stamps of the saturated-time statistic sit apart (touched only when a link's saturation
+// changes from one instant to a later one) beside a bit per link. "Hot" and "never binds" are not
+// stored: a link is hot when its potential reaches its capacity (1 - 1e-9), and it never binds when
+// it has no flow list. Per flow, two 64-byte lines: the first holds all that a solve reads and
+// writes of it (rate, cap, bottleneck, the masks of hot hops and of hops that never bind, state,
+// and the links of its first 8 hops), so that rating it, checking it as an outsider or taking it
+// into A reads one line; the second what only adding and removing it need (its potential, and where
+// each of its first hops sits in its link's flow list). An entry of a link's flow list names the
+// flow and the hop's place in its route, and a hop its place in the list, so adding or removing a
+// flow is O(hops), with no search and no allocation once warm. The entry also marks whether the
+// link is the flow's bottleneck (set and cleared wherever a bottleneck moves), so that finding the
+// flows held on a link (a flow ended there; a check after a fill; a single flow to rate alone)
+// reads the list alone, and the records of only the flows it names: on the benchmark below, taking
+// the flows held on a link went from 4.3% of the time (a miss on every other flow's record) to 0.8%
+// (perf), though the benchmark as a whole moved by no more than its noise. Hops past the 8th go to
+// a block of a second pool, which a slot keeps when its flow ends, for the next flow in that slot
+// (the network gives a flow that starts the slot of one that just ended). Whether a flow is in A:
+// its number in the fill's arrays, per flow, counts when the entry of that number names it
+// (likewise for links). A fill copies the hot links and flows it works on into small dense arrays
+// (its own numbering; a link's record padded to 128 bytes, a flow's to 64, so that a number becomes
+// an address by one shift), so that its inner loops touch nothing else. The small fill keeps its
+// sets as bit masks and its per-link and per-flow figures in arrays of 64; it compares event keys
+// (level, id) as one 128-bit number (the level's bits, then id << 32 | slot, the low half fixed for
+// the fill), and writes each flow's result and each link's level, flow count and load straight into
+// the fill's records.
 
 #include <cstdint>
 #include <limits>
@@ -253,7 +256,10 @@ class MaxMinSolver {
     double capacity = 0;
     double load = 0;       // kept while hot, or always for a link that never binds
     double potential = 0;  // sum of the potentials of the flows on the link (0 if it never binds)
-    double level = 0;      // rate of the flows bottlenecked here (when bottlenecked > 0)
+    union {
+      double level = 0;           // rate of the flows bottlenecked here (when bottlenecked > 0)
+      std::int64_t bytes_since;  // never binds (no level): bytes integrated up to here
+    };
     double bytes = 0;      // see the note on statistics
     // Busy time, folded into one number: the busy time so far while the link is idle, the start of
     // the current busy period minus the busy time before it while it has flows.
@@ -269,7 +275,6 @@ class MaxMinSolver {
   struct LinkStats {
     std::int64_t saturated_ps = 0;
     std::int64_t saturated_since = 0;
-    std::int64_t bytes_since = 0;  // never binds: bytes integrated up to here
   };
   struct Hop {  // a hop past INLINE_HOPS (the first ones sit in the flow's record)
     LinkId link;
