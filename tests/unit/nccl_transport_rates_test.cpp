@@ -255,3 +255,22 @@ TEST_CASE("an SHM GPU that stores and loads at once reaches a share of its rate 
   CHECK(shm_channel_cap(p, CollectiveOp::ALL_REDUCE) / shm_channel_cap(q, CollectiveOp::ALL_REDUCE) == Approx(0.5));
   CHECK(shm_channel_cap(p, CollectiveOp::BROADCAST) == Approx(shm_channel_cap(q, CollectiveOp::BROADCAST)));
 }
+
+TEST_CASE("NVLS reduces in the switch at NCCL's figure, not at the measured P2P NVLink rate", "[unit][nccl]") {
+  // 8 x H100 (sm90): the NVLS resource is NCCL's NVLink figure for the GPU (18 links x 20.6 GB/s =
+  // 370.8 GB/s) x nccl.nvls.efficiency, whatever a profile makes of the P2P NVLink efficiency: a
+  // profile that raises it from 20.6 / 25 = 0.824 to 0.95 moves the P2P rate (450 x 0.95 = 427.5
+  // GB/s) and leaves the NVLS resource and an NVLS all-reduce as they were.
+  const auto fast_p2p = testing::profile_of("p2p", {testing::ratio_parameter("nccl.nvlink.efficiency", 0.95)});
+  const std::map<std::string, std::string> env = {{"NCCL_ALGO", "NVLS"}};
+  const CollectivePredictor base = predictor("hgx-h100", 8, env, nullptr);
+  const CollectivePredictor raised = predictor("hgx-h100", 8, env, &fast_p2p);
+  CHECK(raised.rates().nvlink.gigabytes_per_second() == Approx(427.5));
+  CHECK(base.rates().nvls.gigabytes_per_second() ==
+        Approx(370.8 * base.rates().nvls_efficiency).epsilon(1e-6));
+  CHECK(raised.rates().nvls.gigabytes_per_second() == Approx(base.rates().nvls.gigabytes_per_second()));
+  const CollectivePrediction a = base.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(1));
+  const CollectivePrediction b = raised.predict(CollectiveOp::ALL_REDUCE, Bytes::gib(1));
+  REQUIRE(a.algorithm == Algorithm::NVLS);
+  CHECK(b.time.seconds() == Approx(a.time.seconds()).epsilon(1e-9));
+}
