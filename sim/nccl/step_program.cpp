@@ -216,30 +216,27 @@ namespace {
 bool ramps(const StepProgram& p, const Hop& h) {
   return p.ramp.active() && !h.link_shared && (std::isfinite(h.nvlink_link) || std::isfinite(h.nvlink_payload));
 }
-}  // namespace
-
-double rate_at(const StepProgram& p, const Hop& h, double elapsed) {
-  if (!ramps(p, h)) return h.rate.bytes_per_second();
-  const double g = p.ramp.factor(elapsed);
-  double rate = std::min(h.base_rate, h.nvlink_link * g);
+// The hop's NVLink terms with its share scaled by g: the hard share in wire bytes and, with a
+// knee, the soft minimum against the channel cap in payload bytes.
+double nvlink_terms(const StepProgram& p, const Hop& h, double g) {
+  double rate = h.nvlink_link * g;
   const double cap = h.channel_cap.bytes_per_second();
   if (p.nvlink_knee > 0 && std::isfinite(h.nvlink_payload) && std::isfinite(cap) && cap > 0) {
     rate = std::min(rate, soft_minimum(cap, h.nvlink_payload * g, p.nvlink_knee));
   }
-  if (!std::isfinite(rate) || rate <= 0) rate = 1e15;
   return rate;
+}
+}  // namespace
+
+double rate_at(const StepProgram& p, const Hop& h, double elapsed) {
+  if (!ramps(p, h)) return h.rate.bytes_per_second();
+  const double rate = std::min(h.base_rate, nvlink_terms(p, h, p.ramp.factor(elapsed)));
+  return std::isfinite(rate) && rate > 0 ? rate : 1e15;
 }
 
 double flow_cap_at(const StepProgram& p, const Hop& h, double elapsed) {
-  double cap = std::min(h.channel_cap.bytes_per_second(), h.soft_cap.bytes_per_second());
-  if (!ramps(p, h)) return cap;
-  const double g = p.ramp.factor(elapsed);
-  cap = std::min(h.channel_cap.bytes_per_second(), h.nvlink_link * g);
-  const double c = h.channel_cap.bytes_per_second();
-  if (p.nvlink_knee > 0 && std::isfinite(h.nvlink_payload) && std::isfinite(c) && c > 0) {
-    cap = std::min(cap, soft_minimum(c, h.nvlink_payload * g, p.nvlink_knee));
-  }
-  return cap;
+  if (!ramps(p, h)) return std::min(h.channel_cap.bytes_per_second(), h.soft_cap.bytes_per_second());
+  return std::min(h.channel_cap.bytes_per_second(), nvlink_terms(p, h, p.ramp.factor(elapsed)));
 }
 
 ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
