@@ -9,6 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/engine/branch_free.hpp"
 #include "sim/net/max_min_detail.hpp"
 #include "sim/net/max_min_solver.hpp"
 
@@ -248,17 +249,21 @@ bool MaxMinSolver::small_fill() {
       });
       cap_flow = least_cap == NO_KEY ? UINT32_MAX : static_cast<std::uint32_t>(least_cap);
     }
+    // One pass without a branch per link: a link with no unfrozen flow left gets no key and
+    // leaves the candidates (the others close up behind it, in order).
     SmallKey best = NO_KEY;
+    std::uint32_t kept = 0;
     for (std::uint32_t c = 0; c < candidate_count; ++c) {
       const std::uint32_t slot = candidates[c];
-      if (s.n[slot] == 0) {
-        candidates[c--] = candidates[--candidate_count];  // never again
-        continue;
-      }
+      const std::uint32_t n = s.n[slot];
+      const bool live = n != 0;
       // max(0, rem): +0 for a rem of -0, so that the key's bits order as the level.
-      const SmallKey key = small_key(std::max(0.0, s.rem[slot]) / s.n[slot], s.id_slot[slot]);
-      best = key < best ? key : best;
+      const SmallKey key = small_key(std::max(0.0, s.rem[slot]) / (n | static_cast<std::uint32_t>(!live)), s.id_slot[slot]);
+      best = (live & (key < best)) ? key : best;
+      candidates[kept] = slot;
+      kept += live ? 1U : 0U;
     }
+    candidate_count = kept;
     if (cap_flow != UINT32_MAX && least_cap < best) {
       freeze_one(cap_flow, s.cap[cap_flow], CAPPED);
       continue;
@@ -442,7 +447,7 @@ bool MaxMinSolver::find_violations() {
     FillLink& k = fill_links_[j];
     const LinkState& g = links_[k.id];
     const bool froze = k.fill_level != NO_CAP;
-    k.level = froze ? k.fill_level : k.level;
+    k.level = pick(froze, k.fill_level, k.level);  // no branch: whether it froze follows no pattern
     if (g.flows == k.in_a) continue;  // every flow on the link is in the part
     // The flows outside the part bottlenecked here: outsiders (as committed) and flows of A filled
     // before (as their last fill left them).
@@ -678,7 +683,8 @@ std::span<const MaxMinSolver::RateChange> MaxMinSolver::solve() {
     for_each_bit(f.hot_mask, [&](std::uint32_t h) {
       const LinkId o = hop_link(f, h);
       const LinkState& k = links_[o];
-      if (o != f.bottleneck && k.bottlenecked > 0 && is_saturated(k)) gather_held_on(o);
+      // One branch for the three tests (each alone follows no pattern).
+      if ((o != f.bottleneck) & (k.bottlenecked > 0) & is_saturated(k)) gather_held_on(o);
     });
   }
   if (fill_flows_.empty()) return changes_;

@@ -138,7 +138,11 @@
 // sets as bit masks and its per-link and per-flow figures in arrays of 64; it compares event keys
 // (level, id) as one 128-bit number (the level's bits, then id << 32 | slot, the low half fixed for
 // the fill), and writes each flow's result and each link's level, flow count and load straight into
-// the fill's records.
+// the fill's records. Its scan for the next event has no branch per link (a link left with no
+// unfrozen flow gets no key and drops out of the candidates by a conditional count), and the
+// tests that follow no pattern elsewhere in a solve (whether a fill froze flows on a link; the
+// three tests on a link reached by the seeds' cascade) are taken without a branch each: the same
+// results, fewer mispredicted branches (about 2% more completions a second at 10,000 flows).
 
 #include <cstdint>
 #include <limits>
