@@ -57,6 +57,11 @@ class TieredHeap {
     }
   }
 
+  // A hint: the entry of `id` will be read or written soon (its place in the position table).
+  void prefetch(std::uint32_t id) const {
+    if (id < pos_.size()) __builtin_prefetch(&pos_[id]);
+  }
+
   void push_or_update(std::uint32_t id, Key key) {
     if (contains(id)) {
       update(id, key);

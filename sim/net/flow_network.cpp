@@ -300,7 +300,14 @@ void FlowNetwork::rearm() {
 
 void FlowNetwork::apply_rate_changes() {
   const std::int64_t now = sim_.now().picoseconds();
-  for (const MaxMinSolver::RateChange& c : solver_.solve()) {
+  const std::span<const MaxMinSolver::RateChange> changes = solver_.solve();
+  // What each change writes is asked for first, so that the misses overlap instead of coming
+  // one after another (each update's heap walk waits on its own).
+  for (const MaxMinSolver::RateChange& c : changes) {
+    __builtin_prefetch(&progress_[c.flow]);
+    completions_.prefetch(c.flow);
+  }
+  for (const MaxMinSolver::RateChange& c : changes) {
     Progress& p = progress_[c.flow];
     p.left = std::max(0.0, p.left - c.old_rate * static_cast<double>(now - p.last_ps) * 1e-12);
     p.last_ps = now;
