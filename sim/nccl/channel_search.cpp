@@ -225,8 +225,14 @@ ChannelPlan search_channels(const NcclSystem& sys, const NcclVersion& version, c
     }
   }
   if (sys.nccl_nodes() > 1) {
+    // ncclTopoGetNchannels: a remote peer gets NCCL_NCHANNELS_PER_NET_PEER channels where it is
+    // set (then kept as it is), else 2, halved while the peers would not fit the P2P channels.
     int net = 2;
-    while (net * sys.nranks() > pow2_up(p2p) * 4 && net > 1) net /= 2;
+    if (env.nchannels_per_net_peer) {
+      net = *env.nchannels_per_net_peer;
+    } else {
+      while (net * sys.nranks() > pow2_up(p2p) * 4 && net > 1) net /= 2;
+    }
     per_peer = std::min(per_peer, net);
   }
   plan.p2p_channels = std::min(pow2_up(p2p), version.device.max_channels);

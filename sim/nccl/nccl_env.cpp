@@ -155,7 +155,7 @@ const std::set<std::string>& ignored_names() {
       "NCCL_ASYNC_ERROR_HANDLING", "NCCL_BLOCKING_WAIT", "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE",
       "NCCL_GRAPH_DUMP_FILE", "NCCL_GRAPH_FILE", "NCCL_NET_SHARED_BUFFERS",
       "NCCL_NET_SHARED_COMMS", "NCCL_PROTO_THRESHOLD", "NCCL_RUNTIME_CONNECT", "NCCL_WORK_FIFO_BYTES",
-      "NCCL_MNNVL_ENABLE", "NCCL_NCHANNELS_PER_NET_PEER",
+      "NCCL_MNNVL_ENABLE",
       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_CHECK_POINTERS", "NCCL_SET_THREAD_NAME", "NCCL_P2P_DIRECT_DISABLE",
       "NCCL_P2P_USE_CUDA_MEMCPY", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_BUFFSIZE_SCHEME", "NCCL_PROFILER_PLUGIN",
       "NCCL_COMM_BLOCKING", "NCCL_CONF_FILE", "NCCL_HOME"};
@@ -172,7 +172,7 @@ const std::set<std::string>& modelled_names() {
       "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
       "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
       "NCCL_ALLOC_P2P_NET_LL_BUFFERS", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_MIN_P2P_NCHANNELS",
-      "NCCL_MAX_P2P_NCHANNELS"};
+      "NCCL_MAX_P2P_NCHANNELS", "NCCL_NCHANNELS_PER_NET_PEER"};
   return s;
 }
 
@@ -256,6 +256,9 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.min_p2p_nchannels = parse_int(where, var, value, 1, 1024);
     } else if (var == "NCCL_MAX_P2P_NCHANNELS") {
       e.max_p2p_nchannels = parse_int(where, var, value, 1, 1024);
+    } else if (var == "NCCL_NCHANNELS_PER_NET_PEER") {
+      const int v = parse_int(where, var, value, -(1 << 20), 1 << 20);
+      if (v > 0) e.nchannels_per_net_peer = v;
     } else if (var == "NCCL_NTHREADS") {
       e.nthreads = parse_int(where, var, value, -(1 << 20), 1 << 20);  // <= 0: unset
     } else if (var == "NCCL_LL128_NTHREADS") {

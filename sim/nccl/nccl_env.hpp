@@ -55,6 +55,9 @@ struct NcclEnv {
   bool net_gdr_read_disable = false;
   std::optional<int> min_nchannels, max_nchannels;
   std::optional<int> min_p2p_nchannels, max_p2p_nchannels;  // NCCL_MIN_P2P_NCHANNELS, NCCL_MAX_P2P_NCHANNELS
+  // NCCL_NCHANNELS_PER_NET_PEER: P2P channels per peer over the network (init.cc keeps its own
+  // count for a value of 0 or less, which stays unset here).
+  std::optional<int> nchannels_per_net_peer;
   // NCCL_NTHREADS and NCCL_LL128_NTHREADS as given (NCCL's tuner bounds them per protocol:
   // Tuner::max_threads).
   std::optional<int> nthreads, ll128_nthreads;

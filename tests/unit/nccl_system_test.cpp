@@ -179,6 +179,23 @@ TEST_CASE("without P2P the channels follow the path through the CPU; without SHM
     CHECK(p.channels().ring.n_channels == 1);
     CHECK(p.channels().ring.bw_inter == Approx(1.2));
     CHECK(p.channels().coll_channels == 2);
+    // P2P: 2 channels, 2 per peer (NCCL's 2 for a network peer, 2 x 4 ranks <= 2 x 4 kept).
+    CHECK(p.channels().p2p_channels_per_peer == 2);
+  }
+  SECTION("NET: NCCL_NCHANNELS_PER_NET_PEER sets the P2P channels per network peer, within the P2P channels") {
+    // 2 x H200 over sockets, NCCL 2.28.9 logged "2 p2p channels, 1 p2p channels per peer" with the
+    // variable at 1, and still "2 p2p channels per peer" with it at 4 (at most the 2 P2P channels);
+    // 0 or less leaves NCCL's own count (init.cc)
+    // (calibrate/results/lent-2xh200-2026-11-29-net-p2p).
+    const std::map<std::string, std::string> net = {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};
+    auto per_peer = [&](const char* v) {
+      auto env = net;
+      env["NCCL_NCHANNELS_PER_NET_PEER"] = v;
+      return predictor("hgx-h200", 1, 2, env).channels().p2p_channels_per_peer;
+    };
+    CHECK(per_peer("1") == 1);
+    CHECK(per_peer("4") == 2);
+    CHECK(per_peer("0") == 2);
   }
   SECTION("p5 with P2P and SHM disabled: the GPUs meet through their EFA devices") {
     const auto p = predictor("p5.48xlarge", 1, 8, {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
