@@ -97,6 +97,8 @@ NcclRates resolve_rates(hardware::ParameterSet& params, const NcclSystem& sys, c
                                  "), both ways together");
     r.socket_message_overhead = params.duration("nccl.net.socket_message_overhead", Duration::from_seconds(1e-6),
                                                 "1 us, the order of a system call (no measurement)");
+    r.socket_p2p_efficiency = params.ratio("nccl.net.socket_p2p_efficiency", 1.0,
+                                           "a collective's proxy rate (no measurement)");
     r.net_latency = params.duration("nccl.net.latency", Duration::zero(),
                                     "no figure for the host's own interface: NCCL's step latency alone");
   } else if (!sys.nics().empty()) {

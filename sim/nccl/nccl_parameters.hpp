@@ -216,6 +216,18 @@
 //                                          order of a system call (no measurement); over loopback on
 //                                          4 x H200 a 4-rank ring step with Simple costs 50 to 60 us
 //                                          beyond its bytes at 128 KiB to 2 MiB
+//   nccl.net.socket_p2p_efficiency ratio   the share of that proxy rate NCCL's P2P path (send/recv,
+//                                          alltoall) reaches: each P2P flow counts 1 / it on the
+//                                          proxy. Fallback 1 (no measurement). 2 x H200 over
+//                                          loopback (lent-2xh200-2026-11-29-net-p2p): at the same
+//                                          message size and channel count a send/recv moves about
+//                                          15% less each way than an all-gather, and a model
+//                                          without it is too fast by the same factor, about 1.19,
+//                                          at 128 KiB, 512 KiB and 2 MiB chunks: a rate, not a
+//                                          cost per message (the shared proxy buffers change
+//                                          nothing; the kernel's warp split moves 22.6 GB/s a rank
+//                                          over SHM); the cause is not identified.
+//                                          Fitted with the built-in profile: 0.80
 //   nccl.net.latency               s       NIC-to-NIC one-way latency of a small message; the
 //                                          catalog fabric's nic_latency (+ 2 switch latencies when
 //                                          the path leaves a leaf switch)
@@ -323,6 +335,9 @@ struct NcclRates {
   // NCCL's socket transport over a host's own interface: the proxy's time per message
   // (nccl.net.socket_message_overhead); zero elsewhere.
   Duration socket_message_overhead;
+  // The share of the proxy's rate NCCL's P2P path (send/recv, alltoall) reaches over that
+  // transport (nccl.net.socket_p2p_efficiency); 1 elsewhere.
+  double socket_p2p_efficiency = 1;
   Duration host_call;
   Duration host_group_comm;
   Duration host_empty_call;

@@ -47,7 +47,9 @@
 //    different GPUs and data flows one way, so back to back the sender runs ahead into its next
 //    launch (StepProgram::kernels_run_ahead).
 // Over the network the rank's channels are lumped into one flow at the sum of their caps (the
-// send's warp share of the block's rate when it also receives), peers in rounds.
+// send's warp share of the block's rate when it also receives), peers in rounds. Over the host's
+// socket transport each P2P flow counts 1 / nccl.net.socket_p2p_efficiency on its proxy (a
+// send/recv moves less through it than a collective does; nccl_parameters.hpp).
 
 #include <algorithm>
 #include <cmath>
@@ -146,6 +148,13 @@ void add_net_stream(StepProgram& p, const ProgramContext& ctx, const HopTranspor
   const double streams = std::max(1.0, concurrency) * nc;  // channels in flight for this rank
   const int nics = nic_devices_used(sys);
   Hop h = make_hop(ctx, t, 1.0, static_cast<double>(ranks_sending_per_node) / nics, proto, 1.0, receives);
+  if (sys.host_sockets()) {
+    // Over the host's socket transport the P2P path reaches a share of a collective's proxy rate
+    // (nccl.net.socket_p2p_efficiency): each flow counts 1 / that share on the proxy.
+    for (auto& [kind, flows] : h.loads) {
+      if (kind == ResourceKind::NIC_OUT || kind == ResourceKind::NIC_IN) flows /= ctx.rates.socket_p2p_efficiency;
+    }
+  }
   h.wire_factor = buf.wire;
   // The rank's channels together: per-channel protocol cap times the channels in flight.
   h.channel_cap = block_rate(ctx, proto) * streams;

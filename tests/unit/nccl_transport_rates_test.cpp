@@ -157,6 +157,28 @@ TEST_CASE("NCCL's socket transport: one proxy per rank carries both directions",
   CHECK(pair.predict(CollectiveOp::BROADCAST, Bytes::mib(256)).busbw_GBps == Approx(5.0).epsilon(0.02));
 }
 
+TEST_CASE("NCCL's P2P path reaches a share of the socket proxy's rate", "[unit][nccl]") {
+  // 2 x H200 with P2P and SHM disabled, a proxy of 5 GB/s sent plus received and no time per
+  // message. A 2-rank send/recv sends and receives at once, so a collective's rate would give
+  // 5 / 2 = 2.5 GB/s each way; with nccl.net.socket_p2p_efficiency 0.8 each flow counts 1 / 0.8
+  // on the proxy: 0.8 x 2.5 = 2.0 GB/s, less the pipeline's fill (under 2% at 256 MiB). A ring
+  // all-gather, not P2P, does not see the share: its time is the same with either profile.
+  const std::map<std::string, std::string> env = {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};
+  auto with = [&](double eff) {
+    return testing::profile_of("socket", {testing::bandwidth_parameter("nccl.net.socket_proxy_bandwidth", 5e9),
+                                          testing::duration_parameter("nccl.net.socket_message_overhead", 1e-12),
+                                          testing::ratio_parameter("nccl.net.socket_p2p_efficiency", eff)});
+  };
+  const auto full = with(1.0);
+  const auto share = with(0.8);
+  CHECK(predictor("hgx-h200", 2, env, &full).predict(CollectiveOp::SENDRECV, Bytes::mib(256)).busbw_GBps ==
+        Approx(2.5).epsilon(0.02));
+  CHECK(predictor("hgx-h200", 2, env, &share).predict(CollectiveOp::SENDRECV, Bytes::mib(256)).busbw_GBps ==
+        Approx(2.0).epsilon(0.02));
+  CHECK(predictor("hgx-h200", 2, env, &share).predict(CollectiveOp::ALL_GATHER, Bytes::mib(256)).time ==
+        predictor("hgx-h200", 2, env, &full).predict(CollectiveOp::ALL_GATHER, Bytes::mib(256)).time);
+}
+
 namespace {
 
 // What 100 us of socket proxy time per message adds to an op of 256 KiB on 4 x H200 through
