@@ -36,8 +36,9 @@
 // next completion. The rate changes of a solve likewise ask for their progress entries and their
 // places in the completion queue's position table before the first is written, so that those
 // misses overlap instead of each waiting behind the previous heap update. At 10,000 flows nearly
-// every such record is a miss in the core's own caches; the hints change no result. A flow in its start latency keeps its route's links in a block of
-// a pool (block_pool.hpp) sized to the route, not a whole Route.
+// every such record is a miss in the core's own caches; the hints change no result. A flow in its
+// start latency keeps its route's links in a block of a pool (block_pool.hpp) sized to the route,
+// not a whole Route.
 //
 // Batching: transfer() and cancel() never recompute rates themselves. Everything that happens at
 // one simulated time - flows whose latency ends, flows that complete, the transfers their

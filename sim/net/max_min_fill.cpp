@@ -257,8 +257,10 @@ bool MaxMinSolver::small_fill() {
       const std::uint32_t slot = candidates[c];
       const std::uint32_t n = s.n[slot];
       const bool live = n != 0;
-      // max(0, rem): +0 for a rem of -0, so that the key's bits order as the level.
-      const SmallKey key = small_key(std::max(0.0, s.rem[slot]) / (n | static_cast<std::uint32_t>(!live)), s.id_slot[slot]);
+      // max(0, rem): +0 for a rem of -0, so that the key's bits order as the level. A dead link
+      // divides by 1 instead of 0 (n | !live); its key is computed but never taken.
+      const std::uint32_t divisor = n | static_cast<std::uint32_t>(!live);
+      const SmallKey key = small_key(std::max(0.0, s.rem[slot]) / divisor, s.id_slot[slot]);
       best = (live & (key < best)) ? key : best;
       candidates[kept] = slot;
       kept += live ? 1U : 0U;
