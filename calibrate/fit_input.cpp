@@ -39,11 +39,15 @@ class Merger {
     append(merged_.collectives, r.collectives);
     for (std::size_t i = first; i < merged_.collectives.size(); ++i) {
       CollectiveSeries& c = merged_.collectives[i];
+      c.session = files_;
       if (!c.threads_per_process) {
         c.threads_per_process = sim::nccl::harness_threads_per_process(r.tool.launcher.value_or(""), c.gpus_per_node);
       }
     }
+    const std::size_t first_p2p = merged_.p2p.size();
     append(merged_.p2p, r.p2p);
+    for (std::size_t i = first_p2p; i < merged_.p2p.size(); ++i) merged_.p2p[i].session = files_;
+    ++files_;
     append(merged_.gemm, r.gemm);
     append(merged_.attention, r.attention);
     append(merged_.memory, r.memory);
@@ -66,6 +70,7 @@ class Merger {
   std::string first_path_;
   std::string gpu_name_;
   int best_gpus_ = -1;
+  int files_ = 0;
 };
 
 std::string point_pointer(const char* section, std::size_t series, std::size_t point) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "hardware/errors.hpp"
@@ -54,6 +55,7 @@ struct Point {
   int gpus_per_thread = 1;     // -g
   int pair_src = -1;           // a P2P pair: one send from src to dst, the other ranks idle
   int pair_dst = -1;
+  int session = 0;             // the results file it came from (the uncertainties' clusters)
 };
 
 std::string text_of(ProfileParameter::Kind k, double v) {
@@ -80,6 +82,7 @@ class Problem {
   }
   void add_point(Point p) { points_.push_back(std::move(p)); }
   std::vector<Point>& points() { return points_; }
+  const std::vector<Point>& points() const { return points_; }
 
   std::unique_ptr<nc::CollectivePredictor> predictor(int config, const hardware::CalibrationProfile* profile) const {
     nc::PredictorConfig cfg;
@@ -192,6 +195,24 @@ void parallel_for(int n, const F& f) {
   if (error) std::rethrow_exception(error);
 }
 
+// The session-clustered (sandwich) covariance of the header: G / (G - 1) A^-1 (sum_g u_g u_g') A^-1
+// with u_g = J_g' W_g r_g; zero with fewer than two sessions.
+Eigen::MatrixXd session_covariance_of(const Eigen::MatrixXd& a_inv, const Eigen::MatrixXd& jac, const Eigen::VectorXd& w,
+                                      const Eigen::VectorXd& r, const std::vector<int>& session) {
+  const Eigen::Index m = a_inv.rows();
+  std::map<int, Eigen::VectorXd> score;
+  for (Eigen::Index i = 0; i < jac.rows(); ++i) {
+    auto it = score.find(session[static_cast<std::size_t>(i)]);
+    if (it == score.end()) it = score.emplace(session[static_cast<std::size_t>(i)], Eigen::VectorXd::Zero(m)).first;
+    it->second += jac.row(i).transpose() * (w(i) * r(i));
+  }
+  const auto sessions = static_cast<double>(score.size());
+  if (score.size() < 2) return Eigen::MatrixXd::Zero(m, m);
+  Eigen::MatrixXd meat = Eigen::MatrixXd::Zero(m, m);
+  for (const auto& [g, u] : score) meat += u * u.transpose();
+  return a_inv * meat * a_inv * (sessions / (sessions - 1.0));
+}
+
 double huber_weight(double r) { return std::fabs(r) <= kHuberDelta ? 1.0 : kHuberDelta / std::fabs(r); }
 
 double rms(const Eigen::VectorXd& r) { return r.size() == 0 ? 0.0 : std::sqrt(r.squaredNorm() / r.size()); }
@@ -271,15 +292,28 @@ FitResult fit(const Problem& prob, const std::map<std::string, double>& fallback
   }
   out.values = values_of(phi);
   out.rms_after = rms(r);
-  // Uncertainties from the weighted normal matrix at the solution.
+  // Uncertainties (of the log of each value) at the solution, the larger of two estimates:
+  //  * independent residuals: cov = A^-1 s^2, A = J'WJ + prior, s^2 = sum w r^2 / (n - m);
+  //  * residuals correlated within a session (a results file: one machine on one day, whose host
+  //    may run every host-bound series 10 to 35% slower than another's): the cluster-robust
+  //    (sandwich) estimate cov = G / (G - 1) A^-1 (sum over sessions g of u_g u_g') A^-1, with
+  //    u_g = J_g' W_g r_g the session's share of the gradient. With thousands of points the first
+  //    shrinks as 1 / sqrt(n) even where the sessions disagree; the second stays as wide as their
+  //    disagreement. With one informative session the second vanishes, hence the larger of the two.
   if (m > 0 && n > m) {
     for (int i = 0; i < n; ++i) w(i) = huber_weight(r(i));
     double s2 = 0;
     for (int i = 0; i < n; ++i) s2 += w(i) * r(i) * r(i);
     s2 /= (n - m);
-    const Eigen::MatrixXd cov =
-        (jac.transpose() * w.asDiagonal() * jac + kPriorWeight * Eigen::MatrixXd::Identity(m, m)).inverse() * s2;
-    for (int j = 0; j < m; ++j) out.uncertainty[out.fitted[j]] = std::sqrt(std::max(0.0, cov(j, j)));
+    const Eigen::MatrixXd a_inv =
+        (jac.transpose() * w.asDiagonal() * jac + kPriorWeight * Eigen::MatrixXd::Identity(m, m)).inverse();
+    const Eigen::MatrixXd cov = a_inv * s2;
+    std::vector<int> session(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) session[static_cast<std::size_t>(i)] = prob.points()[static_cast<std::size_t>(sel[static_cast<std::size_t>(i)])].session;
+    const Eigen::MatrixXd cluster = session_covariance_of(a_inv, jac, w, r, session);
+    for (int j = 0; j < m; ++j) {
+      out.uncertainty[out.fitted[j]] = std::sqrt(std::max({0.0, cov(j, j), cluster(j, j)}));
+    }
   }
   return out;
 }
@@ -370,6 +404,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
       p.measured_us = pt.time_us;
       p.fold = index++ % 2;
       p.op_label = c.op;
+      p.session = c.session;
       prob.add_point(p);
     }
   }
@@ -400,6 +435,7 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
       p.measured_us = pt.time_us;
       p.fold = index++ % 2;
       p.op_label = "p2p";
+      p.session = s.session;
       prob.add_point(p);
     }
   }
@@ -467,6 +503,24 @@ std::vector<ProfileParameter> fit_nccl_parameters(const CalibrationResults& resu
     }
   }
   return out;
+}
+
+std::vector<double> session_covariance(int m, const std::vector<double>& a_inv, const std::vector<double>& jac,
+                                       const std::vector<double>& w, const std::vector<double>& r,
+                                       const std::vector<int>& session) {
+  const auto n = static_cast<Eigen::Index>(r.size());
+  if (m < 1 || a_inv.size() != static_cast<std::size_t>(m) * static_cast<std::size_t>(m) ||
+      jac.size() != static_cast<std::size_t>(n) * static_cast<std::size_t>(m) || w.size() != r.size() ||
+      session.size() != r.size()) {
+    throw std::invalid_argument("session_covariance: sizes do not match");
+  }
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::MatrixXd a = Eigen::Map<const RowMajor>(a_inv.data(), m, m);
+  const Eigen::MatrixXd j = Eigen::Map<const RowMajor>(jac.data(), n, m);
+  const Eigen::VectorXd wv = Eigen::Map<const Eigen::VectorXd>(w.data(), n);
+  const Eigen::VectorXd rv = Eigen::Map<const Eigen::VectorXd>(r.data(), n);
+  const RowMajor c = session_covariance_of(a, j, wv, rv, session);
+  return {c.data(), c.data() + c.size()};
 }
 
 }  // namespace clustersim::calibrate

@@ -15,8 +15,15 @@
 // the data cannot see where the fallback puts them.
 // Parameters enter the fit only where the data moves the prediction (|d log t / d phi| > 0.02 for
 // some point); the others keep their fallbacks and are not written.
-// Uncertainty of a fitted parameter (relative): the square root of the diagonal of
-// s^2 (J^T W J)^-1, s^2 the weighted residual variance.
+// Uncertainty of a fitted parameter (relative): the square root of the larger diagonal entry of
+// two covariances, with A = J^T W J + w0 I at the solution:
+//  * independent residuals: s^2 A^-1, s^2 the weighted residual variance sum w r^2 / (n - m);
+//  * residuals correlated within a session (one results file: one machine on one day; a host may
+//    run every host-bound series 10 to 35% slower than another day's): the cluster-robust sandwich
+//    G / (G - 1) A^-1 (sum over the G sessions of u_g u_g^T) A^-1, u_g = J_g^T W_g r_g.
+// The first shrinks as 1 / sqrt(n) with thousands of points even where sessions disagree; the
+// second stays as wide as their disagreement allows (two sessions of 50 points each, all +10% and
+// all -10% off a fitted level: 1% and 10%), and vanishes with one session, hence the larger.
 // Cross-validation: the points are split by size (alternate sizes of each sweep); the fit on one
 // half predicts the other and the other way round; the report gives the median and worst
 // absolute time error per operation and transport.
@@ -70,5 +77,12 @@ std::vector<hardware::ProfileParameter> fit_nccl_parameters(const CalibrationRes
 // The same with the catalog and the system named.
 std::vector<hardware::ProfileParameter> fit_nccl_parameters(const CalibrationResults& results, FitReport& report,
                                                             const hardware::Catalog& catalog, const std::string& system);
+
+// The session-clustered covariance above, for m parameters and n points: a_inv = A^-1 (m x m) and
+// the Jacobian (n x m), both row-major; the weights, residuals and session of each point. Returns
+// the m x m covariance, row-major (zeros with fewer than two sessions).
+std::vector<double> session_covariance(int m, const std::vector<double>& a_inv, const std::vector<double>& jac,
+                                       const std::vector<double>& w, const std::vector<double>& r,
+                                       const std::vector<int>& session);
 
 }  // namespace clustersim::calibrate

@@ -124,6 +124,9 @@ struct CollectiveSeries {
   std::optional<int> threads_per_process;
   std::optional<int> gpus_per_thread;
   std::vector<CollectivePoint> points;
+  // Which of the fit's results files (sessions) the series came from, in the order given (set when
+  // files are merged; 0 for one file). Not part of the file format.
+  int session = 0;
 };
 
 struct P2pPoint {
@@ -143,6 +146,7 @@ struct P2pSeries {
   std::optional<bool> peer_access;
   std::optional<int> iters;
   std::vector<P2pPoint> points;
+  int session = 0;  // as CollectiveSeries::session
 };
 
 struct GemmResult {

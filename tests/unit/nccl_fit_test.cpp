@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <stdexcept>
+#include <vector>
 
 #include "calibrate/nccl_fit.hpp"
 #include "hardware/errors.hpp"
@@ -111,4 +113,30 @@ TEST_CASE("the NCCL fitter names what it cannot place", "[unit][nccl][fit]") {
   zero.collectives[0].points.emplace_back().time_us = 10.0;  // size_bytes 0
   CHECK_THROWS_WITH(calibrate::fit_nccl_parameters(zero, report, catalog(), "hgx-h200"),
                     Catch::Contains("/collectives") && Catch::Contains("at least 1 byte"));
+}
+
+TEST_CASE("the fit's uncertainty follows the spread between sessions", "[unit][nccl][fit]") {
+  // One parameter, the common level of 100 points (d log t / d phi = 1, weight 1, no prior), so
+  // A = J'WJ = 100 and A^-1 = 0.01. Session 0's 50 points sit 0.1 above the fitted level and
+  // session 1's 50 points 0.1 below (r = +-0.1). Each session's gradient share is
+  // u_g = sum of its residuals = +-5, so the sandwich is G / (G - 1) A^-1 (5^2 + 5^2) A^-1
+  // = 2 x 0.01 x 50 x 0.01 = 0.01: a standard deviation of 0.1, the sessions' own offset.
+  // Independent residuals would give s^2 A^-1 = (100 x 0.01 / 99) x 0.01 = 1.01e-4 (0.01).
+  const int n = 100;
+  std::vector<double> jac(n, 1.0), w(n, 1.0), r(n);
+  std::vector<int> session(n);
+  for (int i = 0; i < n; ++i) {
+    session[static_cast<std::size_t>(i)] = i < 50 ? 0 : 1;
+    r[static_cast<std::size_t>(i)] = i < 50 ? 0.1 : -0.1;
+  }
+  const std::vector<double> cov = calibrate::session_covariance(1, {0.01}, jac, w, r, session);
+  REQUIRE(cov.size() == 1);
+  CHECK(std::sqrt(cov[0]) == Approx(0.1).epsilon(1e-9));
+  // One session: no spread between sessions to measure (the fit keeps the independent estimate).
+  const std::vector<int> one(n, 0);
+  CHECK(calibrate::session_covariance(1, {0.01}, jac, w, r, one)[0] == 0.0);
+  // Residuals that alternate within each session cancel in its share: nothing between sessions.
+  for (int i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = i % 2 == 0 ? 0.1 : -0.1;
+  CHECK(calibrate::session_covariance(1, {0.01}, jac, w, r, session)[0] == Approx(0.0).margin(1e-15));
+  CHECK_THROWS_AS(calibrate::session_covariance(2, {0.01}, jac, w, r, session), std::invalid_argument);
 }
