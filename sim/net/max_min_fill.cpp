@@ -42,24 +42,20 @@ std::uint32_t MaxMinSolver::take_in_fill_link(LinkId l) {
   const auto number = static_cast<std::uint32_t>(fill_links_.size());
   fill_number_[l] = number;
   const LinkState& k = links_[l];
-  fill_links_.push_back(FillLink{.id = l,
-                                 .fill_epoch = 0,
-                                 .visit = 0,
-                                 .n = 0,
-                                 .in_a = 0,
-                                 .a_total = 0,
-                                 .a_old_bottlenecked = 0,
-                                 .a_bottlenecked = 0,
-                                 .head = NO_HOP,
-                                 .a_head = NO_HOP,
-                                 .slot = 0,
-                                 .capacity = k.capacity,
-                                 .load = k.load,
-                                 .rem = 0,
-                                 .capsum = 0,
-                                 .fill_level = NO_CAP,
-                                 .level = k.level,
-                                 .a_max_rate = 0});
+  // Only what a solve reads before a fill takes the link in (the fill sets the rest: rem, capsum,
+  // n, in_a, head, slot, fill_level, a_max_rate).
+  FillLink& f = fill_links_.emplace_back();
+  f.id = l;
+  f.fill_epoch = 0;
+  f.visit = 0;
+  f.slot = 0;
+  f.a_total = 0;
+  f.a_old_bottlenecked = 0;
+  f.a_bottlenecked = 0;
+  f.a_head = NO_HOP;
+  f.capacity = k.capacity;
+  f.load = k.load;
+  f.level = k.level;
   return number;
 }
 

@@ -309,6 +309,7 @@ class MaxMinSolver {
   // The fill's own copies, numbered in the order they joined this solve.
   // Both padded to a power of two (128 and 64 bytes): an index becomes an address with one shift.
   struct alignas(128) FillLink {  // a hot link of the flows of A
+    FillLink() {}  // NOLINT: take_in_fill_link sets what is read before a fill sets the rest
     LinkId id;
     std::uint32_t fill_epoch;  // the fill that last took it in (its scratch below is that fill's)
     std::uint32_t visit;       // part epoch of the last coupling search that reached it
