@@ -197,8 +197,9 @@ void parallel_for(int n, const F& f) {
 
 // The session-clustered (sandwich) covariance of the header: G / (G - 1) A^-1 (sum_g u_g u_g') A^-1
 // with u_g = J_g' W_g r_g; zero with fewer than two sessions.
-Eigen::MatrixXd session_covariance_of(const Eigen::MatrixXd& a_inv, const Eigen::MatrixXd& jac, const Eigen::VectorXd& w,
-                                      const Eigen::VectorXd& r, const std::vector<int>& session) {
+Eigen::MatrixXd session_covariance_of(const Eigen::MatrixXd& a_inv, const Eigen::MatrixXd& jac,
+                                      const Eigen::VectorXd& w, const Eigen::VectorXd& r,
+                                      const std::vector<int>& session) {
   const Eigen::Index m = a_inv.rows();
   std::map<int, Eigen::VectorXd> score;
   for (Eigen::Index i = 0; i < jac.rows(); ++i) {
@@ -309,7 +310,10 @@ FitResult fit(const Problem& prob, const std::map<std::string, double>& fallback
         (jac.transpose() * w.asDiagonal() * jac + kPriorWeight * Eigen::MatrixXd::Identity(m, m)).inverse();
     const Eigen::MatrixXd cov = a_inv * s2;
     std::vector<int> session(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) session[static_cast<std::size_t>(i)] = prob.points()[static_cast<std::size_t>(sel[static_cast<std::size_t>(i)])].session;
+    for (int i = 0; i < n; ++i) {
+      const auto point = static_cast<std::size_t>(sel[static_cast<std::size_t>(i)]);
+      session[static_cast<std::size_t>(i)] = prob.points()[point].session;
+    }
     const Eigen::MatrixXd cluster = session_covariance_of(a_inv, jac, w, r, session);
     for (int j = 0; j < m; ++j) {
       out.uncertainty[out.fitted[j]] = std::sqrt(std::max({0.0, cov(j, j), cluster(j, j)}));
