@@ -65,6 +65,11 @@ std::string pct_abs(double v) {
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * v);
   return buf;
 }
+std::string pct_whole(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * v);
+  return buf;
+}
 std::string num(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -149,6 +154,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                        {"measured_busbw_GBps", p.point.measured_busbw_GBps},
                        {"predicted_time_us", p.prediction.time.microseconds()},
                        {"predicted_busbw_GBps", p.prediction.busbw_GBps},
+                       {"uncertainty", p.prediction.uncertainty},
                        {"error", p.error},
                        {"counted", p.counted},
                        {"algo", std::string(nc::to_string(p.prediction.algorithm))},
@@ -172,7 +178,9 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"repeat_deviations", g.repeated},
                     {"repeat_spread", g.repeat_spread},
                     {"session_deviations", g.session_compared},
-                    {"session_spread", g.session_spread}});
+                    {"session_spread", g.session_spread},
+                    {"within_1sd", g.within_1sd},
+                    {"within_2sd", g.within_2sd}});
       nlohmann::json bands = nlohmann::json::array();
       for (std::size_t b = 0; b < nc::kSizeBands.size(); ++b) {
         if (g.by_size[b].points == 0) continue;
@@ -232,20 +240,22 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     // forced algorithm and protocol come to, repeats and in-place columns pooled.
     reports::TextTable gt(
         {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "repeat spread",
-         "session spread", ""},
+         "session spread", "in 1 sd", "in 2 sd", ""},
         {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
-         Align::RIGHT, Align::RIGHT, Align::LEFT});
+         Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT});
     int within = 0;
     for (const auto& g : groups) {
       const bool over = g.median_abs_error > kGroupTarget;
       within += over ? 0 : 1;
       gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
                   pct_abs(g.median_abs_error), g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
-                  g.session_compared > 0 ? pct_abs(g.session_spread) : "-", over ? "over 10%" : ""});
+                  g.session_compared > 0 ? pct_abs(g.session_spread) : "-", pct_whole(g.within_1sd),
+                  pct_whole(g.within_2sd), over ? "over 10%" : ""});
     }
     out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
         << " of " << groups.size() << " within 10%; repeat spread: the median deviation of runs of one configuration "
-           "from their median; session spread: the same for its sessions' medians\n";
+           "from their median; session spread: the same for its sessions' medians; in 1 sd, in 2 sd: the points "
+           "whose measured time lies within the prediction's one and two standard deviations\n";
     gt.write(out, "  ");
     // The same groups' signed error by size band: where it keeps one sign and level the host or
     // the session sets it; where it moves with size, the model's shape does.

@@ -23,6 +23,40 @@ CollectivePredictor::CollectivePredictor(PredictorConfig config)
     ++count;
   }
   uncertainty_ = count > 0 ? std::sqrt(sum / count) : 0.0;
+  // The profile's held-out errors for this predictor's transport, labelled as the fit labels its
+  // points (calibrate/nccl_fit.cpp): the ring's transport between nodes, else inside the node ("" for
+  // one rank). The section is the fitter's report, kept as written: entries that do not have
+  // this shape are left out.
+  if (config_.profile != nullptr) {
+    const std::string transport = system_->nodes() > 1 ? inter_transport() : intra_transport();
+    const nlohmann::json& cv = config_.profile->cross_validation();
+    const nlohmann::json* entries = nullptr;
+    if (cv.is_object() && cv.contains("nccl") && cv["nccl"].is_object() && cv["nccl"].contains("cross_validation")) {
+      entries = &cv["nccl"]["cross_validation"];
+    }
+    if (entries != nullptr && entries->is_array()) {
+      for (const nlohmann::json& e : *entries) {
+        if (!e.is_object()) continue;
+        const auto op = e.find("op");
+        const auto tr = e.find("transport");
+        const auto pts = e.find("points");
+        const auto med = e.find("median_abs_error");
+        if (op == e.end() || tr == e.end() || pts == e.end() || med == e.end() || !op->is_string() ||
+            !tr->is_string() || !pts->is_number() || !med->is_number()) {
+          continue;
+        }
+        if (tr->get<std::string>() != transport || pts->get<double>() < kMinHeldOutPoints) continue;
+        const double m = med->get<double>();
+        if (std::isfinite(m) && m >= 0) held_out_[op->get<std::string>()] = 1.4826 * m;
+      }
+    }
+  }
+}
+
+double CollectivePredictor::uncertainty_for(std::string_view op_label) const {
+  const auto it = held_out_.find(op_label);
+  if (it == held_out_.end()) return uncertainty_;
+  return std::hypot(uncertainty_, it->second);
 }
 
 ProgramContext CollectivePredictor::context() const {
@@ -76,7 +110,7 @@ CollectivePrediction CollectivePredictor::finish(CollectivePrediction out, const
   const double sec = out.time.seconds();
   out.algbw_GBps = sec > 0 ? static_cast<double>(out.size.count()) / sec / 1e9 : 0.0;
   out.busbw_GBps = out.algbw_GBps * busbw_factor(out.op, system_->nranks());
-  out.uncertainty = uncertainty_;
+  out.uncertainty = uncertainty_for(to_string(out.op));
   out.calibrated = !params_.any_uncalibrated();
   return out;
 }
@@ -126,7 +160,11 @@ CollectivePrediction CollectivePredictor::predict_pair(Bytes size, int src, int 
   CollectivePrediction out;
   out.op = CollectiveOp::SENDRECV;
   out.size = size;
-  if (size.count() == 0) return finish(out, method, rates_.host_call);
+  if (size.count() == 0) {
+    out = finish(out, method, rates_.host_call);
+    out.uncertainty = uncertainty_for("p2p");
+    return out;
+  }
   CollectiveShape shape;
   shape.op = CollectiveOp::SENDRECV;
   shape.bytes = size;
@@ -136,7 +174,9 @@ CollectivePrediction CollectivePredictor::predict_pair(Bytes size, int src, int 
   const ProgramTiming timing = evaluate_program(p);
   out.gpu_time = timing.total;
   // Back to back the sender runs ahead of the receiver (StepProgram::kernels_run_ahead).
-  return finish(out, method, rates_.host_call, timing.loop);
+  out = finish(out, method, rates_.host_call, timing.loop);
+  out.uncertainty = uncertainty_for("p2p");
+  return out;
 }
 
 std::string CollectivePredictor::intra_transport() const {

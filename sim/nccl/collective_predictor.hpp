@@ -33,8 +33,17 @@
 //   through the P2P kernel (NCCL's base latency + the same copy rate); in place the group's end
 //   drops it (enqueue.cc scheduleP2pTasksToPlan: "Skip send to self in-place"): nccl-tests' group
 //   start, send and recv cost an empty call each, its group end nccl.host.empty_group_overhead.
-//   4. The uncertainty is the root mean square of the relative uncertainties of the parameters the
-//      prediction used (calibrated ones carry their fit's, defaults their wider default).
+//   4. The uncertainty (relative, one standard deviation of the time nccl-tests would report) adds
+//      two parts in quadrature: the root mean square of the relative uncertainties of the
+//      parameters the prediction used (calibrated ones carry their fit's, defaults their wider
+//      default), and, where the profile's fit held out points of the same op over the same
+//      transport (its cross-validation: fit on alternate sizes, predict the others; at least
+//      kMinHeldOutPoints of them), the model's own miss there, 1.4826 x their median absolute
+//      error (the standard deviation of normal errors with that median). The first says how well
+//      the data pin the parameters; the second how far the model's shape and the sessions behind
+//      the fit leave the measurements from it: 4 x H200, held-out median 2.7% for the all-reduce over
+//      P2P (1,636 points), 14% for the all-reduce over sockets (318), whose sessions differ by
+//      10 to 40%. A point-to-point pair (predict_pair) takes the fit's "p2p" entry.
 
 #include <map>
 #include <memory>
@@ -140,7 +149,13 @@ class CollectivePredictor {
   std::unique_ptr<Tuner> tuner_;
   hardware::ParameterSet params_;
   NcclRates rates_;
-  double uncertainty_ = 0;
+  double uncertainty_ = 0;                       // the parameters' part (header, 4)
+  std::map<std::string, double, std::less<>> held_out_;  // op label -> 1.4826 x held-out median |error|
+  double uncertainty_for(std::string_view op_label) const;
 };
+
+// Held-out points an op and transport need in a profile's cross-validation before their median
+// error widens a prediction (a median of fewer is itself too uncertain).
+inline constexpr int kMinHeldOutPoints = 20;
 
 }  // namespace clustersim::sim::nccl
