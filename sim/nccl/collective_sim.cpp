@@ -256,11 +256,17 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const double elapsed = static_cast<double>(now - origin_ps_) * 1e-12;
     const double rate = rate_at(program_, hop, elapsed);
     double serial = t.bytes / rate;
-    if (t.block >= 0 && t.block_cost > 0) {
-      ShareTimeline& line = blocks_[static_cast<std::size_t>(k / n_) * static_cast<std::size_t>(program_.shared) +
-                                    static_cast<std::size_t>(t.block)];
+    // Socket proxies are no link of the topology: charged here as the analytic pass charges them
+    // (Hop::proxy_shared), on the same launch's timelines as the blocks.
+    const bool proxy = hop.proxy_shared && t.link >= 0 && hop.link_cost > 0;
+    const bool charged = (t.block >= 0 && t.block_cost > 0) || proxy;
+    if (charged) {
+      const std::size_t base = static_cast<std::size_t>(k / n_) * static_cast<std::size_t>(program_.shared);
+      ShareTimeline::Charge block{nullptr, 0}, link{nullptr, 0};
+      if (t.block >= 0 && t.block_cost > 0) block = {&blocks_[base + static_cast<std::size_t>(t.block)], t.block_cost};
+      if (proxy) link = {&blocks_[base + static_cast<std::size_t>(t.link)], hop.link_cost};
       const double start_s = static_cast<double>(now) * 1e-12;
-      serial = ShareTimeline::place(start_s, t.bytes, rate, {&line, t.block_cost}, {nullptr, 0}) - start_s;
+      serial = ShareTimeline::place(start_s, t.bytes, rate, block, link) - start_s;
     }
     if (conn_next_[k] >= 0) satisfy(conn_next_[k], now + ps_of(serial));
     const std::vector<Route> routes = routes_for(k);
@@ -268,7 +274,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const double wire = t.bytes * share * hop.wire_factor / eff_[t.hop];
     FlowOptions opt;
     double cap = flow_cap_at(program_, hop, elapsed);
-    if (t.block >= 0 && serial > 0) cap = std::min(cap, t.bytes / serial);
+    if (charged && serial > 0) cap = std::min(cap, t.bytes / serial);
     if (std::isfinite(cap) && cap < 1e14) {
       opt.rate_cap = Bandwidth::bytes_per_second(cap * share * hop.wire_factor / eff_[t.hop]);
     }

@@ -146,10 +146,12 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
            k != ResourceKind::HOST_MEMORY;
   };
   auto nvlink = [](ResourceKind k) { return k == ResourceKind::NVLINK_OUT || k == ResourceKind::NVLINK_IN; };
+  auto nic = [](ResourceKind k) { return k == ResourceKind::NIC_OUT || k == ResourceKind::NIC_IN; };
   for (const Hop& h : p.hops) {
     for (const ResourceLoad& l : h.loads) {
       if (h.link_shared && gpu_link(l.kind)) continue;
       if (h.host_shared && l.kind == ResourceKind::HOST_MEMORY) continue;
+      if (h.proxy_shared && nic(l.kind)) continue;
       const int k = static_cast<int>(l.kind);
       const double cap = caps.per_instance[k].bytes_per_second();
       const double share = gpu_link(l.kind) ? h.link_share : 1.0;
@@ -177,6 +179,11 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       if (h.link_shared && gpu_link(l.kind)) {
         const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
         if (h.link_cost == 0 && cap > 0) h.link_cost = h.wire_factor * h.multiplicity / (cap * h.link_share);
+        continue;
+      }
+      if (h.proxy_shared && nic(l.kind)) {
+        const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
+        if (l.kind == ResourceKind::NIC_OUT && cap > 0) h.link_cost = h.wire_factor * l.flows / (cap * h.proxy_spread);
         continue;
       }
       const double c = cycle[static_cast<int>(l.kind)];

@@ -143,6 +143,14 @@ struct Hop {
   // static share: assign_rates sets host_cost = 2 x wire_factor x multiplicity / its capacity.
   bool host_shared = false;
   double host_cost = 0;         // host memory seconds per payload byte
+  // The socket proxies of NCCL's socket transport over a host's own interface (one proxy thread
+  // per rank copies what it sends and what it receives) are a shared resource of the program
+  // (Transfer::link: a NET hop has no GPU link charged over time), not a static share: assign_rates
+  // leaves NIC_OUT and NIC_IN out of `rate` and sets link_cost = wire_factor x the hop's NIC_OUT
+  // load / (capacity x proxy_spread), proxy_spread the transfers of the program's pipeline item
+  // that share the proxies (a tree's levels: collective_program.hpp, build_tree).
+  bool proxy_shared = false;
+  double proxy_spread = 1;
   // The share of its GPU links' capacity (the NcclRates figure) this hop's flows reach (a tree's
   // chain: nccl.tree.nvlink_share, collective_program.hpp); 1 for the others.
   double link_share = 1;

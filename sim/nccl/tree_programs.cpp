@@ -190,6 +190,18 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     }
     h.multiplicity = nch;
     h.endpoints = {src, dst, node};
+    // Socket proxies between two nodes: charged over time (Hop::proxy_shared). Each node is the
+    // root of one tree and the leaf of the other, so both proxies carry the same at every step:
+    // the up step (a send and a receive on each) and the down step share them where they overlap,
+    // and with one chunk a channel they never do, where the static share would make each wait
+    // for both (2 x H200, 2 ranks over loopback sockets: 262 us at 512 KiB, 868 at 2 MiB; 423 and
+    // 1,147 with the static share). With more nodes the loads differ from node to node and from
+    // step to step (an inner node's proxy carries two children's), which one representative path
+    // does not follow: the static share stays.
+    if (t.kind == TransportKind::NET && sys.host_sockets() && H == 2) {
+      h.proxy_shared = true;
+      h.proxy_spread = 1;
+    }
     return p.add_hop(h);
   };
   if (R > 1) {
@@ -242,6 +254,12 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   std::vector<int> block(levels * R), link(levels * R);
   for (int& b : block) b = p.add_shared();
   for (int& l : link) l = p.add_shared();
+  // The socket proxies (Hop::proxy_shared), one resource for the average node.
+  const bool proxies = H > 1 && p.hops[hops.up_net].proxy_shared;
+  const int proxy = proxies ? p.add_shared() : -1;
+  auto charge_proxy = [&] {
+    if (proxies) p.charge_last(-1, 0, proxy);
+  };
   // Host memory per level and CPU socket (charged by SHM hops only, host_shared).
   int sockets = 1;
   for (int g = 0; g < sys.gpus(); ++g) sockets = std::max(sockets, sys.socket_of(g) + 1);
@@ -285,6 +303,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         const int child_net = d < D ? net_up[d + 1] : -1;
         net_up[d] = p.add(hops.up_net, up_conn[role(d, 0)], bytes, {below, child_net}, true);
         p.place_last(0, 0, d, d - 1);
+        charge_proxy();
       }
     }
     // The root's reduction is complete when its chain and its network children have arrived.
@@ -300,6 +319,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         net_down[d] = d == 0 ? p.add(hops.down_net, down_net_conn[d], bytes, {root_chain, root_net}, false)
                              : p.add(hops.down_net, down_net_conn[d], bytes, {from_above}, true);
         p.place_last(0, 0, d, d + 1);
+        charge_proxy();
       }
       int prev = -1;
       for (int pos = 0; pos + 1 < R; ++pos) {
@@ -317,6 +337,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
         if (pos == 0 && child0_second) {
           net_down[d] = p.add(hops.down_net, down_net_conn[d], bytes, {id}, true);
           p.place_last(1, 0, d, d + 1);
+          charge_proxy();
         }
       }
     }

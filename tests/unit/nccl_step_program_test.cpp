@@ -195,3 +195,38 @@ TEST_CASE("a chain's upstream kernels run ahead when launched back to back", "[u
   p.kernels_run_ahead = true;
   CHECK(evaluate_program(p).loop.microseconds() == Approx(207.0));
 }
+
+TEST_CASE("socket proxies charged over time: steps that do not overlap each get the whole proxy", "[unit][nccl]") {
+  // Two hops through the socket transport, up and down, each loading the proxies with 2 flows
+  // (a send and a receive on each node's proxy), the proxies moving 6 GB/s.
+  auto program = [](bool over_time) {
+    StepProgram p;
+    Hop up = hop(0, 0), down = hop(0, 0);
+    for (Hop* h : {&up, &down}) {
+      h->loads = {{ResourceKind::NIC_OUT, 2}, {ResourceKind::NIC_IN, 2}};
+      h->bytes_per_cycle = 1e6;
+      h->channel_cap = Bandwidth::gigabytes_per_second(1000);
+      h->proxy_shared = over_time;
+    }
+    const int hu = p.add_hop(up);
+    const int hd = p.add_hop(down);
+    const int proxy = p.add_shared();
+    Capacities caps;
+    caps.per_instance[static_cast<int>(ResourceKind::NIC_OUT)] = Bandwidth::gigabytes_per_second(6);
+    caps.per_instance[static_cast<int>(ResourceKind::NIC_IN)] = Bandwidth::gigabytes_per_second(6);
+    assign_rates(p, caps);
+    // One chunk: up, then down once it has arrived.
+    const int a = p.add(hu, p.add_connection(8), 1.2e6);
+    if (over_time) p.charge_last(-1, 0, proxy);
+    p.add(hd, p.add_connection(8), 1.2e6, {a});
+    if (over_time) p.charge_last(-1, 0, proxy);
+    return p;
+  };
+  // Static share: both hops' 2 + 2 flows on the 6 GB/s proxy, 1.5 GB/s each, though they never
+  // overlap: 2 x 1.2 MB / 1.5 GB/s = 1600 us.
+  CHECK(evaluate_program(program(false)).total.microseconds() == Approx(1600.0));
+  // Over time each step has the proxy to itself: 2 flows, 3 GB/s: 2 x 1.2 MB / 3 GB/s = 800 us.
+  const StepProgram p = program(true);
+  CHECK(p.hops[0].link_cost == Approx(2.0 / 6e9));
+  CHECK(evaluate_program(p).total.microseconds() == Approx(800.0));
+}
