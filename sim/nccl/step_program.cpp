@@ -183,7 +183,7 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       }
       if (h.proxy_shared && nic(l.kind)) {
         const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
-        if (l.kind == ResourceKind::NIC_OUT && cap > 0) h.link_cost = h.wire_factor * l.flows / (cap * h.proxy_spread);
+        if (l.kind == ResourceKind::NIC_OUT && cap > 0) h.link_cost = h.wire_factor * l.flows / cap;
         continue;
       }
       const double c = cycle[static_cast<int>(l.kind)];

@@ -147,10 +147,8 @@ struct Hop {
   // per rank copies what it sends and what it receives) are a shared resource of the program
   // (Transfer::link: a NET hop has no GPU link charged over time), not a static share: assign_rates
   // leaves NIC_OUT and NIC_IN out of `rate` and sets link_cost = wire_factor x the hop's NIC_OUT
-  // load / (capacity x proxy_spread), proxy_spread the transfers of the program's pipeline item
-  // that share the proxies (a tree's levels: collective_program.hpp, build_tree).
+  // load / capacity (a two-node tree's steps: tree_programs.cpp, build_tree).
   bool proxy_shared = false;
-  double proxy_spread = 1;
   // The share of its GPU links' capacity (the NcclRates figure) this hop's flows reach (a tree's
   // chain: nccl.tree.nvlink_share, collective_program.hpp); 1 for the others.
   double link_share = 1;

@@ -198,10 +198,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     // 1,147 with the static share). With more nodes the loads differ from node to node and from
     // step to step (an inner node's proxy carries two children's), which one representative path
     // does not follow: the static share stays.
-    if (t.kind == TransportKind::NET && sys.host_sockets() && H == 2) {
-      h.proxy_shared = true;
-      h.proxy_spread = 1;
-    }
+    h.proxy_shared = t.kind == TransportKind::NET && sys.host_sockets() && H == 2;
     return p.add_hop(h);
   };
   if (R > 1) {
@@ -254,7 +251,7 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   std::vector<int> block(levels * R), link(levels * R);
   for (int& b : block) b = p.add_shared();
   for (int& l : link) l = p.add_shared();
-  // The socket proxies (Hop::proxy_shared), one resource for the average node.
+  // The socket proxies (Hop::proxy_shared): one resource, both nodes' proxies being alike.
   const bool proxies = H > 1 && p.hops[hops.up_net].proxy_shared;
   const int proxy = proxies ? p.add_shared() : -1;
   auto charge_proxy = [&] {
