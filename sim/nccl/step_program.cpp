@@ -288,7 +288,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
     }
     conn_free[t.conn] = finish[i];
     conn_first[t.conn] = std::min(conn_first[t.conn], start);
-    conn_last[t.conn] = std::max(conn_last[t.conn], arrival[i]);
+    conn_last[t.conn] = std::max(conn_last[t.conn], arrival[i] - h.forward.seconds() - h.transit.seconds());
 
     seq.push_back(static_cast<int>(i));
     last = std::max(last, arrival[i]);
