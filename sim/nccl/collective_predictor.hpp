@@ -42,7 +42,7 @@
 //      error (the standard deviation of normal errors with that median). The first says how well
 //      the data pin the parameters; the second how far the model's shape and the sessions behind
 //      the fit leave the measurements from it: 4 x H200, held-out median 2.7% for the all-reduce over
-//      P2P (1,636 points), 13% for the all-reduce over sockets (318), whose sessions differ by
+//      P2P (1,636 points), 14% for the all-reduce over sockets (318), whose sessions differ by
 //      10 to 40%. A point-to-point pair (predict_pair) takes the fit's "p2p" entry.
 
 #include <map>
