@@ -160,10 +160,6 @@ Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm
   return d;
 }
 
-Duration hop_transit(const HopTransport& t, Duration latency) {
-  return hw_class(t) == HwClass::NET ? latency : Duration::zero();
-}
-
 Duration base_latency(const ProgramContext& ctx, Algorithm a, Protocol p) {
   double us = ctx.version.tuner.base_latency_us[ai(a)][pi(p)];
   // NVLS's cost sits in its NVLink latency in 2.20+ (tuning.cc sets lat = intraLat).
@@ -258,7 +254,6 @@ double ring_local_step_weight(const ProgramContext& ctx, CollectiveOp op, Protoc
 
 void set_step_timing(const ProgramContext& ctx, const HopTransport& t, Protocol p, Hop& h) {
   h.latency = hop_latency(ctx, t, Algorithm::RING, p);
-  h.transit = hop_transit(t, h.latency);
   if (p == Protocol::SIMPLE && hw_class(t) == HwClass::NVLINK) {
     // NCCL's Simple step latency is LL's flag latency plus the block's own synchronisation of each
     // slice (nccl.simple.slice_overhead), which delays the block's next slice.
@@ -484,7 +479,6 @@ StepProgram build_chain(const ProgramContext& ctx, const CollectiveShape& s) {
           block_rate(ctx, s.protocol, t, n > 2) * thread_factor(ctx, s, t) /
           step_weight(ctx, s.op, Algorithm::RING, s.protocol, n, s.in_place, &t);
       h.latency = hop_latency(ctx, t, Algorithm::RING, s.protocol);
-      h.transit = hop_transit(t, h.latency);
       if (s.protocol == Protocol::SIMPLE && (hw_class(t) == HwClass::NVLINK || t.kind == TransportKind::SHM)) {
         // Each Simple step (one slice: BROADCAST/REDUCE_SLICESTEPS = CHUNKSTEPS = 1) ends with the
         // block's barrier and fence, which nothing overlaps (set_step_timing); a reduce's, storing

@@ -176,10 +176,6 @@ HwClass hw_class(const HopTransport& t);
 // NCCL's per-step latency for a hop of this transport (hwLat x calibration scale, plus the wire
 // latency of the network).
 Duration hop_latency(const ProgramContext& ctx, const HopTransport& t, Algorithm a, Protocol p);
-// The part of a hop's step latency spent outside the kernels (Hop::transit): all of it for a
-// network hop (the sender's kernel hands each step to its proxy and goes on; the wire and both
-// proxies take the rest), none for P2P and SHM, whose kernels spend it on the step's flags.
-Duration hop_transit(const HopTransport& t, Duration latency);
 // A ring hop's step timing: NCCL's per-step latency, except Simple over NVLink, where the
 // latency is LL's (the flag's flight) and each slice occupies the sending block for
 // nccl.simple.slice_overhead (prims_simple.h: barrier, system-scope fence, flag store per slice):

@@ -164,7 +164,6 @@ void add_net_stream(StepProgram& p, const ProgramContext& ctx, const HopTranspor
     h.channel_cap = h.channel_cap * (static_cast<double>(split.send) / (split.send + split.recv));
   }
   h.latency = hop_latency(ctx, t, Algorithm::RING, proto);
-  h.transit = hop_transit(t, h.latency);
   h.multiplicity = static_cast<int>(streams);
   h.endpoints = {0, 1 % sys.gpus(), 1};
   const long long chunks = std::max<long long>(1, div_up(static_cast<long long>(total), chunk));

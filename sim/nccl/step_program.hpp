@@ -118,9 +118,6 @@ struct Hop {
   Duration occupancy;           // per transfer: time the sending block spends before its bytes go
                                 // (a Simple slice's barrier, fence and flag post); serial on the
                                 // connection, unlike the latency
-  Duration transit;             // the part of `latency` spent outside both GPUs' kernels (the
-                                // network's own latency, nccl.net.latency): back to back, the
-                                // upstream kernels run ahead of it (ProgramTiming::loop)
   Duration forward;             // per transfer: time a network step's message takes on the wire
                                 // after the sender's kernel has written all of it (the proxy posts
                                 // a step only then: store and forward); delays its arrival, not
@@ -260,11 +257,14 @@ double flow_cap_at(const StepProgram& program, const Hop& hop, double elapsed);
 // kernels run ahead (StepProgram::kernels_run_ahead), the ranks upstream start the next launch
 // while those downstream finish this one, and the connections keep their slots across launches, so
 // a launch costs, in steady state, its slowest rank's part:
-//   loop = t0 + max over connections c of (last finish(c) - first start(c) + latency(c) - transit(c))
-// (start = finish - bytes / rate). What a message spends between the kernels (Hop::transit and
-// Hop::forward: on the wire, through the proxies) is paid once for the whole loop, not per launch:
-// the sender's next launch does not wait for it, and the receiver's finds its data already there.
-// The step synchronisation, which the kernels themselves spend, stays in every launch. (2 x H200
+//   loop = t0 + max over connections c of (last arrival(c) - transit(c) - first start(c))
+// (start = finish - bytes / rate, arrival = finish + forward + latency). transit, what a message
+// spends between the kernels, is paid once for the whole loop, not per launch: the sender's next
+// launch does not wait for it, and the receiver's finds its data already there. Over the network
+// (HopTransport::kind NET) that is the hop's forward stage and its whole latency: the sender's
+// kernel hands each step to its proxy and goes on, the wire and both proxies take the rest. Over
+// P2P and SHM the kernels spend the latency on the step's flags themselves, so it stays in every
+// launch (transit 0). (2 x H200
 // over NCCL's socket transport, lent-2xh200-2026-11-29-long-rings: a 2-rank broadcast of 2 to
 // 32 KiB takes 9 to 19 us an iteration, where a send/recv of the same sizes, whose every launch
 // waits for the peer's message, takes 31 to 45 us.)

@@ -194,11 +194,10 @@ TEST_CASE("a chain's upstream kernels run ahead when launched back to back", "[u
   CHECK(evaluate_program(p).loop.microseconds() == Approx(312.0));  // not marked: launches do not overlap
   p.kernels_run_ahead = true;
   CHECK(evaluate_program(p).loop.microseconds() == Approx(207.0));
-  // A network hop's latency is spent between the kernels (Hop::transit): back to back it is paid
-  // once for the loop, not per launch. With all 5 us of it in transit the single pass is the same
-  // (312 us) and each connection's span loses the 5 us: c1 107 -> 307, c0 2 -> 202,
-  // loop = 2 + (307 - 107) = 202 us.
-  p.hops[h].transit = Duration::us(5);
+  // Over the network the hop's latency is spent between the kernels: back to back it is paid once
+  // for the loop, not per launch. The single pass is the same (312 us) and each connection's span
+  // loses the 5 us: c1 107 -> 307, c0 2 -> 202, loop = 2 + (307 - 107) = 202 us.
+  p.hops[h].transport.kind = TransportKind::NET;
   CHECK(evaluate_program(p).total.microseconds() == Approx(312.0));
   CHECK(evaluate_program(p).loop.microseconds() == Approx(202.0));
 }
