@@ -28,12 +28,13 @@
 // With exact max-min sharing a completion on a full link changes the rates of every flow whose
 // bottleneck moves: about 3 flows per completion at 10,000, about 400 at 100,000.
 // Where the time goes (BM_FlowNetworkMix: the same loop with one kind of flow only, 10,000 in
-// flight): intra-node flows alone, whose NVLink ports never fill, complete at 4.2 to 5.4 M a
+// flight): intra-node flows alone, whose NVLink ports never fill, complete at 4.2 to 5.6 M a
 // second, nearly each rated on its own (0.004 fills a completion); inter-node flows alone at 0.15
-// to 0.16 M, each completion costing 2.05 fills, 19 flows rated and 14.8 rate changes. In the mix
-// the 30% of completions that are inter-node take about 88% of the time: at 0.89 M a second,
-// 1.12 us a completion = 0.7 x about 0.2 us + 0.3 x about 3.3 us (the max-min cascade over the
-// saturated EFA ports).
+// to 0.23 M (the host decides which), each completion costing 2.05 fills, 19 flows rated and 14.8
+// rate changes. In the mix the 30% of completions that are inter-node take most of the time: on
+// one host at 0.89 M a second, 1.12 us a completion = 0.7 x about 0.2 us + 0.3 x about 3.3 us
+// (the max-min cascade over the saturated EFA ports), 88%; on a faster one (2026-11-30) at 1.06 M,
+// 0.94 us = 0.7 x 0.18 us + 0.3 x about 2.7 us, 86%.
 //
 // Reported: items per second = flow completions per second of the benchmark thread's CPU time
 // (state.SetItemsProcessed; Google Benchmark divides by CPU time unless told otherwise), counted
