@@ -1,6 +1,7 @@
 // `clustersim collective` and `clustersim validate collectives`: the contract of DESIGN.md.
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -144,6 +145,18 @@ TEST_CASE("validate collectives prints every published set and reads results JSO
     CHECK(in_bands == g.at("counted_points").get<int>());
   }
   CHECK_THAT(r.out, Catch::Contains("Signed error by size") && Catch::Contains("256 MiB-4 GiB"));
+  // The built-in measurements pool by the machine they ran on (collective_sets.json "machine"):
+  // the 2 x H200 and 1 x H200 virtual machines' sets stay out of the 4 x H200 host's groups. The
+  // host's own measurements have no 2-rank NET Tree/Simple all-reduce beside its 4-rank one, so
+  // its group holds the tuning session's 2 sets; the 2-GPU machine's, its long-rings session's 2.
+  std::map<std::string, int> tree_sets_by_source;
+  for (const auto& g : built_in_doc.at("groups")) {
+    if (g.at("transport") == "NET" && g.at("op") == "all_reduce" && g.at("algo") == "tree" &&
+        g.at("proto") == "simple") {
+      tree_sets_by_source[g.at("source").get<std::string>()] = g.at("sets").get<int>();
+    }
+  }
+  CHECK(tree_sets_by_source == std::map<std::string, int>{{"hgx-h200 measured", 2}, {"lent 2 x H200 measured", 2}});
   CHECK(last.at("nccl_version") == "2.28.9");
   // Without --system and without an instance type the results name no catalog system.
   CHECK(run({"validate", "collectives", "--results", results.string()}).rc == 2);
