@@ -285,7 +285,7 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
     for (const auto& g : st.groups) {
       if (g.predictor == nullptr) continue;
       for (const auto& n : g.predictor->env().unknown) {
-        const std::string w = n + " is not a variable NCCL reads (ignored)";
+        const std::string w = g.predictor->version().unmodelled_variable_note(n);
         if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end()) e.warnings.push_back(w);
       }
     }

@@ -194,7 +194,7 @@ std::vector<std::string> CollectivePredictor::notes() const {
   std::vector<std::string> out = system_->notes();
   out.insert(out.end(), plan_.notes.begin(), plan_.notes.end());
   out.insert(out.end(), tuner_->notes().begin(), tuner_->notes().end());
-  for (const auto& u : env_.unknown) out.push_back(u + " is not a variable NCCL reads (ignored)");
+  for (const auto& u : env_.unknown) out.push_back(version_.unmodelled_variable_note(u));
   return out;
 }
 

@@ -23,7 +23,10 @@
 //   NCCL_CUMEM_ENABLE=0     p2p.cc: legacy CUDA IPC instead of cuMem handles.
 //   NCCL_HOSTID             misc/utils.cc getHostHash: processes with equal host ids are one host.
 // Variables NCCL has that change nothing here (NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...) are kept as
-// "ignored"; names NCCL does not have are reported as unknown (a likely typo).
+// "ignored"; a name one edit from a listed one is an error (a typo); any other name is "unknown",
+// and the prediction says whether the release reads it (NcclVersion::unmodelled_variable_note:
+// NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD, say, change what NCCL's socket transport does,
+// which the model does not follow).
 
 #include <map>
 #include <optional>
@@ -76,7 +79,7 @@ struct NcclEnv {
   std::optional<bool> cumem_enable;
   std::optional<std::string> host_id;
   std::vector<std::string> ignored;  // NCCL variables that change nothing in the model
-  std::vector<std::string> unknown;  // NCCL_* names NCCL does not read
+  std::vector<std::string> unknown;  // other NCCL_* names: unmodelled, or not NCCL's at all
 
   // Parses `env` (only NCCL_* keys are looked at; others are ignored). A bad value is an
   // InputError naming the variable and the expected form; `where` prefixes the location

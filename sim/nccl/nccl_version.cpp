@@ -155,6 +155,14 @@ int NcclVersion::major_minor_of(std::string_view release) {
   return major * 100 + minor;
 }
 
+std::string NcclVersion::unmodelled_variable_note(const std::string& var) const {
+  if (variables.empty()) return var + " is not a variable this model knows (ignored)";
+  if (std::find(variables.begin(), variables.end(), var) != variables.end()) {
+    return var + ": NCCL " + name + " reads it, this model does not follow it (predicted as if unset)";
+  }
+  return var + " is not a variable NCCL " + name + " reads (ignored)";
+}
+
 NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
   const JsonDocument doc = parse_json_text(text, file);
   NcclVersion v;
@@ -217,6 +225,16 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
       topo.socket_default_speed_source = t.at("socket_default_speed_source").as_string();
     });
 
+    if (auto vars = o.maybe("variables")) {
+      vars->read_object([&](ObjectReader& vr) {
+        v.variables_source = vr.at("source").as_string();
+        for (const auto& n : vr.at("names").as_array(1)) {
+          const std::string name = n.as_string();
+          if (name.rfind("NCCL_", 0) != 0) n.fail("an NCCL_* variable name");
+          v.variables.push_back(name);
+        }
+      });
+    }
     o.at("host").read_object([&](ObjectReader& h) {
       v.host.call_overhead = h.at("call_overhead").as_duration();
       v.host.source = h.at("source").as_string();

@@ -131,6 +131,10 @@ struct NcclVersion {
   VersionTopology topology;
   VersionHost host;
   VersionTuner tuner;
+  // The NCCL_* variables the release reads (its sources' names; empty where the table lists none),
+  // and where the list comes from. Used to say what an unmodelled variable is, not to model it.
+  std::vector<std::string> variables;
+  std::string variables_source;
 
   // Parses one table (InputError naming the file and key on bad data).
   static NcclVersion parse(std::string_view text, const std::string& file);
@@ -139,6 +143,11 @@ struct NcclVersion {
   static NcclVersion builtin(std::string_view name);
   // "name: description" of every built-in table, sorted by name.
   static std::vector<std::pair<std::string, std::string>> builtin_list();
+
+  // What a prediction says of an NCCL_* variable this model neither follows nor knows to change
+  // nothing (NcclEnv::unknown): that this release reads it and the prediction is as if it were
+  // unset, or that the release does not read it; without a list, that the model does not know it.
+  std::string unmodelled_variable_note(const std::string& var) const;
 
   int major_minor() const { return major_minor_of(name); }  // 228 for "2.28.9"
   // The same for a release written out ("2.28.9", "2.20"); 0 when it is not one.

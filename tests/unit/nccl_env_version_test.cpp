@@ -1,5 +1,6 @@
 // NCCL_* variables parsed as NCCL parses them, and the release tables.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "hardware/errors.hpp"
@@ -92,4 +93,28 @@ TEST_CASE("release tables load by name and alias", "[unit][nccl]") {
   } catch (const InputError& err) {
     CHECK_THAT(err.what(), Catch::Contains("2.28.9") && Catch::Contains("2.18.5"));
   }
+}
+
+TEST_CASE("a release table says which unmodelled variables that release reads", "[unit][nccl]") {
+  const NcclVersion v228 = NcclVersion::builtin("2.28.9");
+  // NCCL 2.28.9 reads NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD (transport/net_socket.cc),
+  // which set how its socket transport splits a message; the model does not follow them.
+  CHECK(v228.unmodelled_variable_note("NCCL_NSOCKS_PERTHREAD") ==
+        "NCCL_NSOCKS_PERTHREAD: NCCL 2.28.9 reads it, this model does not follow it (predicted as if unset)");
+  CHECK(v228.unmodelled_variable_note("NCCL_SOCKET_NTHREADS").find("NCCL 2.28.9 reads it") != std::string::npos);
+  CHECK(v228.unmodelled_variable_note("NCCL_NOT_A_THING") == "NCCL_NOT_A_THING is not a variable NCCL 2.28.9 reads (ignored)");
+  // NCCL_SYM_KERNEL came with the symmetric kernels (2.27): 2.28.9 reads it, 2.18.5 does not.
+  CHECK(v228.unmodelled_variable_note("NCCL_SYM_KERNEL").find("reads it") != std::string::npos);
+  CHECK(NcclVersion::builtin("2.18.5").unmodelled_variable_note("NCCL_SYM_KERNEL") ==
+        "NCCL_SYM_KERNEL is not a variable NCCL 2.18.5 reads (ignored)");
+  // A table without a list says only what the model knows.
+  NcclVersion bare = v228;
+  bare.variables.clear();
+  CHECK(bare.unmodelled_variable_note("NCCL_NSOCKS_PERTHREAD") ==
+        "NCCL_NSOCKS_PERTHREAD is not a variable this model knows (ignored)");
+  // The list holds only NCCL_* names, and every variable the model parses or ignores that NCCL's
+  // sources name directly is on it (NCCL_BUFFSIZE, NCCL_SOCKET_IFNAME).
+  for (const auto& n : v228.variables) CHECK(n.rfind("NCCL_", 0) == 0);
+  CHECK(std::find(v228.variables.begin(), v228.variables.end(), "NCCL_BUFFSIZE") != v228.variables.end());
+  CHECK(std::find(v228.variables.begin(), v228.variables.end(), "NCCL_SOCKET_IFNAME") != v228.variables.end());
 }
