@@ -227,7 +227,7 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
 
     if (auto vars = o.maybe("variables")) {
       vars->read_object([&](ObjectReader& vr) {
-        v.variables_source = vr.at("source").as_string();
+        vr.at("source").as_string();  // required provenance; nothing reads it
         for (const auto& n : vr.at("names").as_array(1)) {
           const std::string name = n.as_string();
           if (name.rfind("NCCL_", 0) != 0) n.fail("an NCCL_* variable name");

@@ -131,10 +131,10 @@ struct NcclVersion {
   VersionTopology topology;
   VersionHost host;
   VersionTuner tuner;
-  // The NCCL_* variables the release reads (its sources' names; empty where the table lists none),
-  // and where the list comes from. Used to say what an unmodelled variable is, not to model it.
+  // The NCCL_* variables the release reads (its sources' names, the table's "variables" with their
+  // source; empty where the table lists none). Used to say what an unmodelled variable is, not to
+  // model it.
   std::vector<std::string> variables;
-  std::string variables_source;
 
   // Parses one table (InputError naming the file and key on bad data).
   static NcclVersion parse(std::string_view text, const std::string& file);

@@ -103,10 +103,13 @@ TEST_CASE("a release table says which unmodelled variables that release reads", 
         "NCCL_NSOCKS_PERTHREAD: NCCL 2.28.9 reads it, this model does not follow it (predicted as if unset)");
   CHECK(v228.unmodelled_variable_note("NCCL_SOCKET_NTHREADS").find("NCCL 2.28.9 reads it") != std::string::npos);
   CHECK(v228.unmodelled_variable_note("NCCL_NOT_A_THING") == "NCCL_NOT_A_THING is not a variable NCCL 2.28.9 reads (ignored)");
-  // NCCL_SYM_KERNEL came with the symmetric kernels (2.27): 2.28.9 reads it, 2.18.5 does not.
+  // NCCL_SYM_KERNEL (the symmetric kernels) is named in 2.28.9's sources, not in 2.18.5's or
+  // 2.26.2's: the note follows the release asked for.
   CHECK(v228.unmodelled_variable_note("NCCL_SYM_KERNEL").find("reads it") != std::string::npos);
   CHECK(NcclVersion::builtin("2.18.5").unmodelled_variable_note("NCCL_SYM_KERNEL") ==
         "NCCL_SYM_KERNEL is not a variable NCCL 2.18.5 reads (ignored)");
+  CHECK(NcclVersion::builtin("2.26.2").unmodelled_variable_note("NCCL_SYM_KERNEL") ==
+        "NCCL_SYM_KERNEL is not a variable NCCL 2.26.2 reads (ignored)");
   // A table without a list says only what the model knows.
   NcclVersion bare = v228;
   bare.variables.clear();
