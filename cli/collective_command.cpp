@@ -233,7 +233,15 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
          << format_duration(p.fixed) << "\n";
       for (const auto& h : p.hops) {
         ex << "#   hop " << h.label << ": " << format_significant(h.rate.gigabytes_per_second(), 4)
-           << " GB/s per flow (x" << h.multiplicity << "), latency " << format_duration(h.latency) << ", loads";
+           << " GB/s per flow (x" << h.multiplicity << "), latency " << format_duration(h.latency);
+        if (std::isfinite(h.channel_cap.bytes_per_second())) {
+          ex << ", channel cap " << format_significant(h.channel_cap.gigabytes_per_second(), 4) << " GB/s";
+        }
+        if (h.occupancy.seconds() > 0) ex << ", occupancy " << format_duration(h.occupancy);
+        if (h.link_shared) ex << ", links charged over time";
+        if (h.host_shared) ex << ", host memory charged over time";
+        if (h.proxy_shared) ex << ", socket proxies charged over time";
+        ex << ", loads";
         for (const auto& l : h.loads) ex << " " << nc::to_string(l.kind) << "=" << format_significant(l.flows, 3);
         ex << "\n";
       }

@@ -57,6 +57,8 @@ Duration net_forward_stage(const ProgramContext& ctx, const Hop& h, double bytes
   if (wire <= Duration{} || bytes <= 0) return Duration{};
   const double rate = h.rate.bytes_per_second();
   const double cap = h.channel_cap.bytes_per_second();
+  // Both proxies' copies are bodies of their own (Hop::proxy_per_rank): the kernel's part stays.
+  if (h.proxy_per_rank) return Duration::from_seconds(std::isfinite(cap) && cap > 0 ? bytes / cap : 0.0);
   const double link = h.link_rate.bytes_per_second();
   if (!(rate > 0) || !std::isfinite(rate) || !(link > 0)) return Duration{};
   const double merged = bytes / rate;

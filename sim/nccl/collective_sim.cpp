@@ -115,6 +115,8 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
         e = r.nvls.bytes_per_second() / sys.nvlink_bandwidth().bytes_per_second();
       } else if (hop.transport.kind == TransportKind::P2P && hop.transport.over_nvlink) {
         e = r.nvlink.bytes_per_second() / sys.nvlink_bandwidth().bytes_per_second();
+      } else if (host_interface(hop)) {
+        e = 1.0;  // the hop's rate caps its flows (start_transfer)
       } else if (hop.transport.kind == TransportKind::NET && !sys.nics().empty()) {
         e = r.nic.bytes_per_second() / sys.nics().front().bandwidth.bytes_per_second();
       } else {
@@ -124,6 +126,17 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
       if (hop.transport.kind != TransportKind::NET) e *= hop.link_share;
       eff_[h] = e > 0 ? e : 1.0;
     }
+  }
+
+  // A network hop crosses the topology's NICs, except NCCL's socket transport over a host's own
+  // interface where the topology has none (a bare system): no link of the topology stands for
+  // the proxies' copies, so such a hop's flows take the GPUs' own route and keep the hop's rate
+  // (its static share of the proxies, or their timelines where they are charged over time).
+  bool through_topology_nic(const Hop& hop) const {
+    return hop.transport.kind == TransportKind::NET && topo_.cluster().node.nics > 0;
+  }
+  bool host_interface(const Hop& hop) const {
+    return hop.transport.kind == TransportKind::NET && !through_topology_nic(hop);
   }
 
   int group_node(int relative) const {
@@ -188,7 +201,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     }
     const VertexId a = gpu_vertex(src_node, src_gpu);
     const VertexId b = gpu_vertex(dst_node, dst_gpu);
-    if (hop.transport.kind != TransportKind::NET) {
+    if (!through_topology_nic(hop)) {
       out.push_back(net_.route(a, b));
       return out;
     }
@@ -274,6 +287,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const double wire = t.bytes * share * hop.wire_factor / eff_[t.hop];
     FlowOptions opt;
     double cap = flow_cap_at(program_, hop, elapsed);
+    if (host_interface(hop)) cap = std::min(cap, rate);
     if (charged && serial > 0) cap = std::min(cap, t.bytes / serial);
     if (std::isfinite(cap) && cap < 1e14) {
       opt.rate_cap = Bandwidth::bytes_per_second(cap * share * hop.wire_factor / eff_[t.hop]);
@@ -292,7 +306,15 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
   void transfer_done(int i, TimePoint finished) {
     const Transfer& t = program_.transfers[i % n_];
     const Hop& hop = program_.hops[t.hop];
-    const std::int64_t fin = finished.picoseconds();
+    std::int64_t fin = finished.picoseconds();
+    if (t.peer >= 0 && hop.proxy_shared && hop.link_cost > 0) {
+      // The receiver's proxy copies the message out once it is in the socket (Transfer::peer).
+      const std::size_t base = static_cast<std::size_t>(i / n_) * static_cast<std::size_t>(program_.shared);
+      const double fin_s = static_cast<double>(fin) * 1e-12;
+      const double rate = rate_at(program_, hop, static_cast<double>(fin - origin_ps_) * 1e-12);
+      fin = ps_of(ShareTimeline::place(fin_s, t.bytes, rate,
+                                       {&blocks_[base + static_cast<std::size_t>(t.peer)], hop.link_cost}, {nullptr, 0}));
+    }
     // The hop's latency counts the network's wire latency, which the flow already paid on its
     // route before its bytes moved; the rest is NCCL's step synchronisation. A network step's
     // store-and-forward stage (Hop::forward) follows the sender's last byte.
@@ -300,7 +322,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
         fin + hop.forward.picoseconds() + std::max<std::int64_t>(0, hop.latency.picoseconds() - route_latency_ps_[i]);
     // The sender has read its input once its bytes are on the wire: the route's latency after
     // that is the network's, not the sender's (this frees the slot it read from).
-    const std::int64_t read_done = fin - route_latency_ps_[i];
+    const std::int64_t read_done = finished.picoseconds() - route_latency_ps_[i];
     arrival_ps_[i] = arrival;
     last_arrival_ps_ = std::max(last_arrival_ps_, arrival);
     for (int j : dependents_[i]) satisfy(j, arrival);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 
 namespace clustersim::sim::nccl {
@@ -68,6 +70,14 @@ void StepProgram::charge_last(int block, double cost, int link, int host) {
   transfers.back().block_cost = cost;
   transfers.back().link = link;
   transfers.back().host = host;
+}
+
+void StepProgram::charge_proxies_last(int sender, int receiver) {
+  if (sender < 0 || receiver < 0 || sender >= shared || receiver >= shared) {
+    throw std::logic_error("a transfer charges a proxy the program does not have");
+  }
+  transfers.back().link = sender;
+  transfers.back().peer = receiver;
 }
 
 std::size_t ShareTimeline::segment(double t) const {
@@ -183,7 +193,10 @@ void assign_rates(StepProgram& p, const Capacities& caps) {
       }
       if (h.proxy_shared && nic(l.kind)) {
         const double cap = caps.per_instance[static_cast<int>(l.kind)].bytes_per_second();
-        if (l.kind == ResourceKind::NIC_OUT && cap > 0) h.link_cost = h.wire_factor * l.flows / cap;
+        if (l.kind == ResourceKind::NIC_OUT && cap > 0) {
+          h.link_cost = h.wire_factor * l.flows / cap;
+          if (h.bytes_per_cycle > 0) h.link_cost += h.proxy_message.seconds() / h.bytes_per_cycle;
+        }
         continue;
       }
       const double c = cycle[static_cast<int>(l.kind)];
@@ -248,7 +261,7 @@ double flow_cap_at(const StepProgram& p, const Hop& h, double elapsed) {
 
 ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   const std::size_t n = p.transfers.size();
-  std::vector<double> finish(n), arrival(n), consumed(n);
+  std::vector<double> finish(n), arrival(n), consumed(n), rates(n);
   std::vector<std::vector<int>> conn_seq(p.connections);
   std::vector<double> conn_free(p.connections, 0.0);
   std::vector<ShareTimeline> shared(static_cast<std::size_t>(p.shared));
@@ -256,20 +269,57 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   double last = t0;
   std::vector<double> conn_first(p.connections, std::numeric_limits<double>::infinity());
   std::vector<double> conn_last(p.connections, 0.0);
+  // A transfer's arrival once its body (and, naming a receiver's proxy, that proxy's copy) is done.
+  std::vector<char> settled(n, 0);
+  auto settle = [&](std::size_t i, double received) {
+    const Transfer& t = p.transfers[i];
+    const Hop& h = p.hops[t.hop];
+    arrival[i] = received + h.forward.seconds() + h.latency.seconds();
+    consumed[i] = std::max(consumed[i], arrival[i]);
+    // Back to back, what a network message spends between the kernels is paid once (ProgramTiming).
+    const double transit = h.transport.kind == TransportKind::NET ? h.forward.seconds() + h.latency.seconds() : 0.0;
+    conn_last[t.conn] = std::max(conn_last[t.conn], arrival[i] - transit);
+    last = std::max(last, arrival[i]);
+    settled[i] = 1;
+  };
+  // Receivers' copies (Transfer::peer) wait here until the transfers placed after them reach
+  // their start, so that the proxies' time goes in about the order the copies begin, as in the
+  // event simulation: min-heap by start (the body's finish).
+  using Pending = std::pair<double, std::size_t>;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
+  auto copy_out = [&](std::size_t i) {
+    const Transfer& t = p.transfers[i];
+    settle(i, ShareTimeline::place(finish[i], t.bytes, rates[i], {&shared[static_cast<std::size_t>(t.peer)], p.hops[t.hop].link_cost},
+                                   {nullptr, 0}));
+  };
+  auto copies_until = [&](double until) {
+    while (!pending.empty() && pending.top().first <= until) {
+      const std::size_t i = pending.top().second;
+      pending.pop();
+      copy_out(i);
+    }
+  };
+  auto arrival_of = [&](std::size_t d) {
+    if (!settled[d]) copies_until(finish[d]);
+    return arrival[d];
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const Transfer& t = p.transfers[i];
     const Hop& h = p.hops[t.hop];
     double start = std::max(t0, conn_free[t.conn]);
     for (int k = 0; k < 3; ++k) {
-      if (t.deps[k] >= 0) start = std::max(start, arrival[t.deps[k]]);
+      if (t.deps[k] >= 0) start = std::max(start, arrival_of(static_cast<std::size_t>(t.deps[k])));
     }
     auto& seq = conn_seq[t.conn];
     const int w = p.window[t.conn];
     if (static_cast<int>(seq.size()) >= w) {
       const int j = seq[seq.size() - w];
+      arrival_of(static_cast<std::size_t>(j));
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
+    copies_until(start + h.occupancy.seconds());
     const double rate = rate_at(p, h, start + h.occupancy.seconds() - t0);
+    rates[i] = rate;
     if (t.block >= 0 || t.link >= 0 || t.host >= 0) {
       finish[i] = ShareTimeline::place(start + h.occupancy.seconds(), t.bytes, rate,
                                        {t.block >= 0 ? &shared[t.block] : nullptr, t.block_cost},
@@ -278,8 +328,12 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
     } else {
       finish[i] = start + h.occupancy.seconds() + t.bytes / rate;
     }
-    arrival[i] = finish[i] + h.forward.seconds() + h.latency.seconds();
-    consumed[i] = arrival[i];
+    // The receiver's proxy copies the message out once it is in the socket (Transfer::peer).
+    if (t.peer >= 0) {
+      pending.emplace(finish[i], i);
+    } else {
+      settle(i, finish[i]);
+    }
     for (int k = 0; k < 3; ++k) {
       if (t.deps[k] >= 0 && t.consumes[k]) {
         // The slot of a forwarded transfer is free once its reader is done (finish >= arrival).
@@ -288,13 +342,9 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
     }
     conn_free[t.conn] = finish[i];
     conn_first[t.conn] = std::min(conn_first[t.conn], start);
-    // Back to back, what a network message spends between the kernels is paid once (ProgramTiming).
-    const double transit = h.transport.kind == TransportKind::NET ? h.forward.seconds() + h.latency.seconds() : 0.0;
-    conn_last[t.conn] = std::max(conn_last[t.conn], arrival[i] - transit);
-
     seq.push_back(static_cast<int>(i));
-    last = std::max(last, arrival[i]);
   }
+  copies_until(std::numeric_limits<double>::infinity());
   ProgramTiming out;
   out.total = Duration::from_seconds(last);
   out.loop = out.total;

@@ -53,7 +53,7 @@
 //
 // Shared resources used unevenly over time (the static share above assumes every flow of a hop is
 // always busy, true of a ring's steady state, not of a tree's pipeline filling): a transfer may
-// charge up to two resources of the program, each of capacity 1, with a cost in resource seconds
+// charge up to three resources of the program, each of capacity 1, with a cost in resource seconds
 // per payload byte:
 //  * its sending thread block (a rank's channel; the tree's up and down thread groups share one):
 //    cost = w / C, w the step's loads and stores, C the block's copy rate;
@@ -63,7 +63,16 @@
 //    event simulation's network shares them itself;
 //  * the host memory of its sender's CPU socket (a hop marked host_shared: SHM, which stores into
 //    and loads from host memory once each per byte): cost = 2 x wire_factor x multiplicity /
-//    capacity; such a hop leaves HOST_MEMORY out of the static share (analytic only, as links).
+//    capacity; such a hop leaves HOST_MEMORY out of the static share (analytic only, as links);
+//  * the socket proxies of a hop marked proxy_shared: the one resource both ends' proxies stand
+//    for (Transfer::link), or, where the program names each rank's, its sender's (Transfer::link);
+//    cost = wire_factor x the hop's NIC_OUT load / the proxy's capacity + proxy_message /
+//    bytes_per_cycle. Such a hop leaves NIC_OUT and NIC_IN out of the static share (both passes
+//    charge them). Where the transfer names its receiver's proxy too (Transfer::peer), the
+//    receiver copies the message out of the socket once the sender has copied it in: a second
+//    body on the receiver's proxy alone, at the same cost, from the first's finish, after which
+//    the forward stage and the latency follow (arrival = that body's finish + forward + latency;
+//    the hop's forward stage then holds the kernel's part alone, net_forward_stage).
 // Sharing is work-conserving: what the transfers placed before leave, a transfer may use, at a rate
 // up to its hop's. Its body lasts until it has moved its bytes:
 //   rate_i(t) = min(rate(hop(i)), min over its charges c of (1 - used(c, t)) / cost(c))
@@ -147,8 +156,16 @@ struct Hop {
   // per rank copies what it sends and what it receives) are a shared resource of the program
   // (Transfer::link: a NET hop has no GPU link charged over time), not a static share: assign_rates
   // leaves NIC_OUT and NIC_IN out of `rate` and sets link_cost = wire_factor x the hop's NIC_OUT
-  // load / capacity (a two-node tree's steps: tree_programs.cpp, build_tree).
+  // load / capacity (tree_programs.cpp: a two-node tree of several ranks a node, one resource for
+  // both nodes' proxies; one rank a node, socket_tree, each rank's own).
   bool proxy_shared = false;
+  // A socket proxy's own time per message (nccl.net.socket_message_overhead), charged with its
+  // bytes on the proxies a transfer names (Transfer::link, Transfer::peer): assign_rates adds
+  // proxy_message / bytes_per_cycle to link_cost. Zero where the hop's occupancy stands for it.
+  Duration proxy_message;
+  // The transfers name the receiver's proxy (Transfer::peer): the receiver's copy out of the
+  // socket is its own body, not part of the forward stage.
+  bool proxy_per_rank = false;
   // The share of its GPU links' capacity (the NcclRates figure) this hop's flows reach (a tree's
   // chain: nccl.tree.nvlink_share, collective_program.hpp); 1 for the others.
   double link_share = 1;
@@ -169,6 +186,9 @@ struct Transfer {
   double block_cost = 0;         // block seconds per payload byte (w / C)
   int link = -1;                 // shared resource: the sender's GPU link (hop.link_shared; analytic only)
   int host = -1;                 // shared resource: the sender's host memory (hop.host_shared; analytic only)
+  // Shared resource: the receiver's socket proxy, which copies the message out after the sender's
+  // has copied it in (hop.proxy_per_rank; see the header); never with `host`.
+  int peer = -1;
 };
 
 // How much of one shared resource is in use over time: piecewise constant, from the transfers
@@ -230,6 +250,9 @@ struct StepProgram {
   // Makes the last transfer added take `cost` seconds per payload byte of resource `block`, and
   // (>= 0) its hop's link cost of resource `link` and its host memory cost of resource `host`.
   void charge_last(int block, double cost, int link = -1, int host = -1);
+  // Makes the last transfer added charge the sender's and the receiver's socket proxies (its
+  // hop's link cost on each).
+  void charge_proxies_last(int sender, int receiver);
   int add(int hop, int conn, double bytes, std::initializer_list<int> deps = {}, bool consumes_first_dep = false);
   // Sets the placement of the last transfer added.
   void place_last(int src_gpu, int dst_gpu, int src_node, int dst_node);

@@ -8,6 +8,7 @@
 // chain position: roles (level, position), level 0 the root, depth floor(log2(nodes)).
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 
@@ -129,6 +130,178 @@ struct TreeHops {
   int up_intra = -1, down_intra = -1, up_net = -1, down_net = -1;
 };
 
+// One rank's place in one of NCCL's two binary trees over `n` nodes (trees.cc ncclGetBtree and
+// ncclGetDtree): its parent (-1 at the root) and up to two children (-1 where none).
+struct TreeLinks {
+  int parent = -1;
+  std::array<int, 2> child{-1, -1};
+};
+
+// The first tree: node 0 at the root; below it, a node's lowest set bit b gives its parent
+// (r ^ b) | 2b (or r ^ b where that is out of range) and its children r - b/2 and r + b/2 (the
+// second one halved towards r until it is in range).
+TreeLinks btree_links(int n, int r) {
+  TreeLinks t;
+  int bit = 1;
+  while (bit < n && (bit & r) == 0) bit <<= 1;
+  if (r == 0) {
+    if (n > 1) t.child[1] = bit >> 1;
+    return t;
+  }
+  t.parent = (r ^ bit) | (bit << 1);
+  if (t.parent >= n) t.parent = r ^ bit;
+  int low = bit >> 1;
+  if (low == 0) return t;
+  t.child[0] = r - low;
+  int second = r + low;
+  while (second >= n && low > 0) {
+    low >>= 1;
+    second = low == 0 ? -1 : r + low;
+  }
+  t.child[1] = second;
+  return t;
+}
+
+// Tree 0 is the btree; tree 1 mirrors it (r -> n - 1 - r) where n is even and shifts it by one
+// rank where n is odd, so that a node inner in one tree is a leaf in the other.
+TreeLinks dtree_links(int n, int r, int tree) {
+  if (tree == 0) return btree_links(n, r);
+  const bool mirror = n % 2 == 0;
+  const auto to = [&](int x) { return x < 0 ? -1 : (mirror ? n - 1 - x : (x + 1) % n); };
+  TreeLinks t = btree_links(n, mirror ? n - 1 - r : (r - 1 + n) % n);
+  t.parent = to(t.parent);
+  t.child = {to(t.child[0]), to(t.child[1])};
+  return t;
+}
+
+// Every rank its own node, all on one host, talking through NCCL's socket transport (a host
+// whose GPUs reach each other by neither P2P nor SHM): each rank's proxy thread copies what the
+// rank sends and what it receives, and the two trees load the proxies unevenly (4 nodes: an
+// inner node's proxy moves 8 messages a chunk over both trees, a root's 4, where one path per
+// level would give every node the mean, 6). The program names every node and channel instead:
+// each transfer charges its sender's and its receiver's proxy over time (Hop::proxy_shared,
+// Transfer::peer), its bytes at the proxy's rate plus the proxy's own time per message
+// (Hop::proxy_message), so that the few messages of a tree that has not filled run at the rate
+// of the proxies they use, and a full pipeline at the rate of the busiest proxy. A message's
+// bytes then take the network stage again (net_forward_stage): the sender's proxy copies it into
+// the socket and the receiver's copies it out, one after the other for a step the socket's
+// buffer holds (2 x H200, 2 ranks: 262 us at 512 KiB, 868 at 2 MiB; 267 and 866 so; 2 x H200
+// results-long-rings). Channels split over the trees as NCCL duplicates the channels its search
+// found (connect.cc connectTrees: the first half on tree 0, the second on tree 1).
+void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgram& p, int up_hop, int down_hop,
+                 long long chunks, double bytes, int window, int pieces) {
+  const int H = ctx.system.nranks();
+  const int G = ctx.system.gpus();
+  const int nch = std::max(1, s.channels);
+  for (int id : {up_hop, down_hop}) {
+    Hop& h = p.hops[id];
+    h.proxy_shared = true;
+    h.proxy_per_rank = true;
+    h.multiplicity = 1;
+    // One flow on the sender's proxy and one on the receiver's; the proxy's time per message is
+    // charged to the proxies, not held on the connection.
+    for (ResourceLoad& l : h.loads) {
+      if (l.kind == ResourceKind::NIC_OUT || l.kind == ResourceKind::NIC_IN) l.flows = 1;
+    }
+    // A proxy sends a whole step: LL's pieces of one (relay_pieces) share its message's time.
+    h.proxy_message = ctx.rates.socket_message_overhead / std::max(1, pieces);
+    h.occupancy = Duration{};
+  }
+  std::vector<int> proxy(static_cast<std::size_t>(H));
+  for (int& x : proxy) x = p.add_shared();
+  // Each tree's links, and each node's height (a leaf's 0: the step at which it sends a chunk up)
+  // and depth (the root's 0: the step after the root's at which it sends the chunk down).
+  struct Tree {
+    std::vector<TreeLinks> links;
+    std::vector<int> height, depth;
+    int root = 0;
+  };
+  std::array<Tree, 2> trees;
+  for (int k = 0; k < 2; ++k) {
+    Tree& t = trees[static_cast<std::size_t>(k)];
+    t.links.resize(static_cast<std::size_t>(H));
+    t.height.assign(static_cast<std::size_t>(H), 0);
+    t.depth.assign(static_cast<std::size_t>(H), 0);
+    for (int r = 0; r < H; ++r) {
+      t.links[static_cast<std::size_t>(r)] = dtree_links(H, r, k);
+      if (t.links[static_cast<std::size_t>(r)].parent < 0) t.root = r;
+    }
+    // Depth-first from the root: parents before children, then heights children first.
+    std::vector<int> order{t.root};
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const int r = order[i];
+      for (int c : t.links[static_cast<std::size_t>(r)].child) {
+        if (c < 0) continue;
+        t.depth[static_cast<std::size_t>(c)] = t.depth[static_cast<std::size_t>(r)] + 1;
+        order.push_back(c);
+      }
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const int parent = t.links[static_cast<std::size_t>(*it)].parent;
+      if (parent >= 0) {
+        int& h = t.height[static_cast<std::size_t>(parent)];
+        h = std::max(h, t.height[static_cast<std::size_t>(*it)] + 1);
+      }
+    }
+  }
+  const int first_half = (nch + 1) / 2;
+  auto tree_of = [&](int c) -> const Tree& { return trees[c < first_half ? 0 : 1]; };
+  // Connections per channel and node: the one up to its parent and the one down from it.
+  std::vector<int> up_conn, down_conn;
+  for (int i = 0; i < nch * H; ++i) {
+    up_conn.push_back(p.add_connection(window));
+    down_conn.push_back(p.add_connection(window));
+  }
+  // The transfer that brought chunk k up from node r (or down to it) on channel c.
+  const auto at = [&](long long k, int c, int r) { return static_cast<std::size_t>((k * nch + c) * H + r); };
+  std::vector<int> up(static_cast<std::size_t>(chunks * nch * H), -1), down(up.size(), -1);
+  auto sent_up = [&](long long k, int c, int r) { return r < 0 ? -1 : up[at(k, c, r)]; };
+  int last_step = 0;
+  for (const Tree& t : trees) {
+    const int deepest = *std::max_element(t.depth.begin(), t.depth.end());
+    last_step = std::max(last_step, t.height[static_cast<std::size_t>(t.root)] + deepest);
+  }
+  // Transfers in the order of the step at which they can start (chunk k leaves a node of height h
+  // at step k + h, and comes down from a node of depth d at step k + root height + d), so that a
+  // proxy's contested time goes to transfers in about the order they start, as the event
+  // simulation places them; every dependency is of an earlier step.
+  for (long long w = 0; w < chunks + last_step; ++w) {
+    for (int c = 0; c < nch; ++c) {
+      const Tree& t = tree_of(c);
+      const int top = t.height[static_cast<std::size_t>(t.root)];
+      for (int r = 0; r < H; ++r) {
+        const TreeLinks& l = t.links[static_cast<std::size_t>(r)];
+        const long long k = w - t.height[static_cast<std::size_t>(r)];
+        if (l.parent < 0 || k < 0 || k >= chunks) continue;
+        // Up: a node reduces its children's arrivals into its own data and sends the sum on.
+        up[at(k, c, r)] = p.add(up_hop, up_conn[static_cast<std::size_t>(c * H + r)], bytes,
+                                {sent_up(k, c, l.child[0]), sent_up(k, c, l.child[1])}, true);
+        p.place_last(r % G, l.parent % G, r / G, l.parent / G);
+        p.charge_proxies_last(proxy[static_cast<std::size_t>(r)], proxy[static_cast<std::size_t>(l.parent)]);
+      }
+      for (int r = 0; r < H; ++r) {
+        const TreeLinks& l = t.links[static_cast<std::size_t>(r)];
+        const long long k = w - top - t.depth[static_cast<std::size_t>(r)];
+        if (k < 0 || k >= chunks) continue;
+        // Down: the root sends the sum once its children's data has arrived; a node passes on
+        // what its parent sent.
+        for (int child : l.child) {
+          if (child < 0) continue;
+          if (r == t.root) {
+            p.add(down_hop, down_conn[static_cast<std::size_t>(c * H + child)], bytes,
+                  {sent_up(k, c, l.child[0]), sent_up(k, c, l.child[1])}, false);
+          } else {
+            p.add(down_hop, down_conn[static_cast<std::size_t>(c * H + child)], bytes, {down[at(k, c, r)]}, true);
+          }
+          down[at(k, c, child)] = static_cast<int>(p.transfers.size()) - 1;
+          p.place_last(r % G, child % G, r / G, child / G);
+          p.charge_proxies_last(proxy[static_cast<std::size_t>(r)], proxy[static_cast<std::size_t>(child)]);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
@@ -190,14 +363,14 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
     }
     h.multiplicity = nch;
     h.endpoints = {src, dst, node};
-    // Socket proxies between two nodes: charged over time (Hop::proxy_shared). Each node is the
-    // root of one tree and the leaf of the other, so both proxies carry the same at every step:
-    // the up step (a send and a receive on each) and the down step share them where they overlap,
-    // and with one chunk a channel they never do, where the static share would make each wait
-    // for both (2 x H200, 2 ranks over loopback sockets: 262 us at 512 KiB, 868 at 2 MiB; 423 and
-    // 1,147 with the static share). With more nodes the loads differ from node to node and from
-    // step to step (an inner node's proxy carries two children's), which one representative path
-    // does not follow: the static share stays.
+    // Socket proxies between two nodes of several ranks each (pods of one host): charged over
+    // time (Hop::proxy_shared). Each node is the root of one tree and the leaf of the other, so
+    // both proxies carry the same at every step: the up step (a send and a receive on each) and
+    // the down step share them where they overlap, and with one chunk a channel they never do,
+    // where the static share would make each wait for both. With more nodes the loads differ from
+    // node to node and from step to step (an inner node's proxy carries two children's), which
+    // one representative path does not follow: the static share stays. One rank a node: every
+    // node's proxy (socket_tree).
     h.proxy_shared = t.kind == TransportKind::NET && sys.host_sockets() && H == 2;
     return p.add_hop(h);
   };
@@ -222,6 +395,10 @@ StepProgram build_tree(const ProgramContext& ctx, const CollectiveShape& s) {
   const long long chunks = std::max<long long>(1, div_up(per_channel, chunk)) * pieces;
   const double bytes = static_cast<double>(per_channel) / chunks;
   for (Hop& h : p.hops) h.bytes_per_cycle = bytes;
+  if (R == 1 && H > 1 && sys.host_sockets() && p.hops[hops.up_net].transport.kind == TransportKind::NET) {
+    socket_tree(ctx, s, p, hops.up_net, hops.down_net, chunks, bytes, 2 * buf.steps * pieces, pieces);
+    return p;
+  }
   if (R > 1 && sys.transport(1, 0).kind == TransportKind::SHM) {
     // R - 1 of a host's R ranks receive up the chain and R - 1 down, one step per slot.
     p.host_bytes = 2.0 * nch * sys.gpus_per_socket() * (R - 1.0) / R * shm_fifo_bytes(buf, 1, bytes * pieces);

@@ -79,6 +79,20 @@ TEST_CASE("event simulation agrees with the analytic pass where nothing contends
     CHECK(std::fabs(ratio({"dgx-h100", 4, 8, CollectiveOp::ALL_REDUCE, Bytes::gib(1), {{"NCCL_ALGO", "Ring"}}}) - 1) <
           0.01);
   }
+  SECTION("tree all-reduce over sockets, two and four H200 GPUs each its own node, built-in profile") {
+    // Every node and channel of both trees in the program, each transfer charging its sender's
+    // and its receiver's proxy (tree_programs.cpp socket_tree), in the order the transfers can
+    // start (the event simulation: the order they do start), on the same timelines in both.
+    const auto profile = hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11");
+    const std::map<std::string, std::string> env{
+        {"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};
+    for (int gpus : {2, 4}) {
+      for (Bytes size : {Bytes::kib(64), Bytes::mib(1), Bytes::mib(16)}) {
+        INFO(gpus << " GPUs, " << size.count() << " B");
+        CHECK(std::fabs(ratio({"hgx-h200", 1, gpus, CollectiveOp::ALL_REDUCE, size, env, &profile}) - 1) < 0.01);
+      }
+    }
+  }
   SECTION("tree all-reduce over 2 p4de nodes, 512 MiB") {
     CHECK(std::fabs(ratio({"p4de.24xlarge", 2, 8, CollectiveOp::ALL_REDUCE, Bytes::mib(512), {{"NCCL_ALGO", "Tree"}}}) - 1) <
           0.01);
