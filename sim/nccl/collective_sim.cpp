@@ -115,7 +115,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
         e = r.nvls.bytes_per_second() / sys.nvlink_bandwidth().bytes_per_second();
       } else if (hop.transport.kind == TransportKind::P2P && hop.transport.over_nvlink) {
         e = r.nvlink.bytes_per_second() / sys.nvlink_bandwidth().bytes_per_second();
-      } else if (host_interface(hop)) {
+      } else if (host_path(hop)) {
         e = 1.0;  // the hop's rate caps its flows (start_transfer)
       } else if (hop.transport.kind == TransportKind::NET && !sys.nics().empty()) {
         e = r.nic.bytes_per_second() / sys.nics().front().bandwidth.bytes_per_second();
@@ -137,6 +137,12 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
   }
   bool host_interface(const Hop& hop) const {
     return hop.transport.kind == TransportKind::NET && !through_topology_nic(hop);
+  }
+  // Hops whose rate no link of the topology stands for: NCCL's sockets over a host's own
+  // interface, and SHM (its copies into and out of host memory are the hop's SHM loads and host
+  // memory, not the route's links). Their flows keep the hop's rate (start_transfer).
+  bool host_path(const Hop& hop) const {
+    return host_interface(hop) || hop.transport.kind == TransportKind::SHM;
   }
 
   int group_node(int relative) const {
@@ -201,6 +207,17 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     }
     const VertexId a = gpu_vertex(src_node, src_gpu);
     const VertexId b = gpu_vertex(dst_node, dst_gpu);
+    if (hop.transport.kind == TransportKind::SHM && group_node(src_node) == group_node(dst_node)) {
+      // NCCL's SHM buffer lies in host memory (the receiving GPU's socket's here): the sender
+      // stores into it over PCIe and the receiver loads from it, so the flow crosses both GPUs'
+      // PCIe paths and the socket's memory, where other host traffic (offload) meets it.
+      const auto& layout = topo_.cluster();
+      const VertexId mem = topo_.host_memory(layout.node_of(b), layout.node.gpu_socket.at(layout.local_of(b)));
+      Route r = net_.route(a, mem);
+      r.append(net_.route(mem, b));
+      out.push_back(r);
+      return out;
+    }
     if (!through_topology_nic(hop)) {
       out.push_back(net_.route(a, b));
       return out;
@@ -269,17 +286,23 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const double elapsed = static_cast<double>(now - origin_ps_) * 1e-12;
     const double rate = rate_at(program_, hop, elapsed);
     double serial = t.bytes / rate;
-    // Socket proxies are no link of the topology: charged here as the analytic pass charges them
-    // (Hop::proxy_shared), on the same launch's timelines as the blocks.
+    // Socket proxies are no link of the topology, nor are SHM's copies through host memory (the
+    // route below is the GPUs' own): charged here as the analytic pass charges them
+    // (Hop::proxy_shared; an SHM hop's link_shared and host_shared), on the same launch's
+    // timelines as the blocks.
+    const bool shm = hop.transport.kind == TransportKind::SHM;
     const bool proxy = hop.proxy_shared && t.link >= 0 && hop.link_cost > 0;
-    const bool charged = (t.block >= 0 && t.block_cost > 0) || proxy;
+    const bool shm_link = shm && hop.link_shared && t.link >= 0 && hop.link_cost > 0;
+    const bool shm_host = shm && hop.host_shared && t.host >= 0 && hop.host_cost > 0;
+    const bool charged = (t.block >= 0 && t.block_cost > 0) || proxy || shm_link || shm_host;
     if (charged) {
       const std::size_t base = static_cast<std::size_t>(k / n_) * static_cast<std::size_t>(program_.shared);
-      ShareTimeline::Charge block{nullptr, 0}, link{nullptr, 0};
+      ShareTimeline::Charge block{nullptr, 0}, link{nullptr, 0}, host{nullptr, 0};
       if (t.block >= 0 && t.block_cost > 0) block = {&blocks_[base + static_cast<std::size_t>(t.block)], t.block_cost};
-      if (proxy) link = {&blocks_[base + static_cast<std::size_t>(t.link)], hop.link_cost};
+      if (proxy || shm_link) link = {&blocks_[base + static_cast<std::size_t>(t.link)], hop.link_cost};
+      if (shm_host) host = {&blocks_[base + static_cast<std::size_t>(t.host)], hop.host_cost};
       const double start_s = static_cast<double>(now) * 1e-12;
-      serial = ShareTimeline::place(start_s, t.bytes, rate, block, link) - start_s;
+      serial = ShareTimeline::place(start_s, t.bytes, rate, block, link, host) - start_s;
     }
     if (conn_next_[k] >= 0) satisfy(conn_next_[k], now + ps_of(serial));
     const std::vector<Route> routes = routes_for(k);
@@ -287,7 +310,7 @@ class CollectiveRun final : public FlowHandler, public EventHandler, public std:
     const double wire = t.bytes * share * hop.wire_factor / eff_[t.hop];
     FlowOptions opt;
     double cap = flow_cap_at(program_, hop, elapsed);
-    if (host_interface(hop)) cap = std::min(cap, rate);
+    if (host_path(hop)) cap = std::min(cap, rate);
     if (charged && serial > 0) cap = std::min(cap, t.bytes / serial);
     if (std::isfinite(cap) && cap < 1e14) {
       opt.rate_cap = Bandwidth::bytes_per_second(cap * share * hop.wire_factor / eff_[t.hop]);

@@ -93,6 +93,20 @@ TEST_CASE("event simulation agrees with the analytic pass where nothing contends
       }
     }
   }
+  SECTION("every op through SHM, four H200 GPUs, 64 MiB, built-in profile") {
+    // SHM's copies into and out of host memory are no link of the topology: the event simulation
+    // keeps the hop's rate and charges its GPU link and host memory over time as the analytic
+    // pass does (a tree's chain), its flows crossing both GPUs' PCIe and the socket's memory.
+    const auto profile = hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11");
+    for (CollectiveOp op : {CollectiveOp::ALL_REDUCE, CollectiveOp::ALL_GATHER, CollectiveOp::BROADCAST,
+                            CollectiveOp::SENDRECV, CollectiveOp::ALLTOALL}) {
+      for (const char* algo : {"Ring", "Tree"}) {
+        INFO(to_string(op) << " " << algo);
+        const std::map<std::string, std::string> env{{"NCCL_P2P_DISABLE", "1"}, {"NCCL_ALGO", algo}};
+        CHECK(std::fabs(ratio({"hgx-h200", 1, 4, op, Bytes::mib(64), env, &profile}) - 1) < 0.01);
+      }
+    }
+  }
   SECTION("tree all-reduce over 2 p4de nodes, 512 MiB") {
     CHECK(std::fabs(ratio({"p4de.24xlarge", 2, 8, CollectiveOp::ALL_REDUCE, Bytes::mib(512), {{"NCCL_ALGO", "Tree"}}}) - 1) <
           0.01);
