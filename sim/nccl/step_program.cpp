@@ -7,6 +7,7 @@
 #include <limits>
 #include <queue>
 #include <stdexcept>
+#include <tuple>
 
 namespace clustersim::sim::nccl {
 
@@ -261,7 +262,8 @@ double flow_cap_at(const StepProgram& p, const Hop& h, double elapsed) {
 
 ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   const std::size_t n = p.transfers.size();
-  std::vector<double> finish(n), arrival(n), consumed(n), rates(n);
+  // arrival: NaN until the transfer is settled (its receiver's copy may wait, below).
+  std::vector<double> finish(n), arrival(n, std::numeric_limits<double>::quiet_NaN()), consumed(n);
   std::vector<std::vector<int>> conn_seq(p.connections);
   std::vector<double> conn_free(p.connections, 0.0);
   std::vector<ShareTimeline> shared(static_cast<std::size_t>(p.shared));
@@ -270,7 +272,6 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   std::vector<double> conn_first(p.connections, std::numeric_limits<double>::infinity());
   std::vector<double> conn_last(p.connections, 0.0);
   // A transfer's arrival once its body (and, naming a receiver's proxy, that proxy's copy) is done.
-  std::vector<char> settled(n, 0);
   auto settle = [&](std::size_t i, double received) {
     const Transfer& t = p.transfers[i];
     const Hop& h = p.hops[t.hop];
@@ -280,27 +281,24 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
     const double transit = h.transport.kind == TransportKind::NET ? h.forward.seconds() + h.latency.seconds() : 0.0;
     conn_last[t.conn] = std::max(conn_last[t.conn], arrival[i] - transit);
     last = std::max(last, arrival[i]);
-    settled[i] = 1;
   };
   // Receivers' copies (Transfer::peer) wait here until the transfers placed after them reach
   // their start, so that the proxies' time goes in about the order the copies begin, as in the
   // event simulation: min-heap by start (the body's finish).
-  using Pending = std::pair<double, std::size_t>;
+  // (start, rate, transfer)
+  using Pending = std::tuple<double, double, std::size_t>;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
-  auto copy_out = [&](std::size_t i) {
-    const Transfer& t = p.transfers[i];
-    settle(i, ShareTimeline::place(finish[i], t.bytes, rates[i], {&shared[static_cast<std::size_t>(t.peer)], p.hops[t.hop].link_cost},
-                                   {nullptr, 0}));
-  };
   auto copies_until = [&](double until) {
-    while (!pending.empty() && pending.top().first <= until) {
-      const std::size_t i = pending.top().second;
+    while (!pending.empty() && std::get<0>(pending.top()) <= until) {
+      const auto [at, rate, i] = pending.top();
       pending.pop();
-      copy_out(i);
+      const Transfer& t = p.transfers[i];
+      settle(i, ShareTimeline::place(at, t.bytes, rate, {&shared[static_cast<std::size_t>(t.peer)], p.hops[t.hop].link_cost},
+                                     {nullptr, 0}));
     }
   };
   auto arrival_of = [&](std::size_t d) {
-    if (!settled[d]) copies_until(finish[d]);
+    if (std::isnan(arrival[d])) copies_until(finish[d]);
     return arrival[d];
   };
   for (std::size_t i = 0; i < n; ++i) {
@@ -317,9 +315,8 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       arrival_of(static_cast<std::size_t>(j));
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
-    copies_until(start + h.occupancy.seconds());
+    if (!pending.empty()) copies_until(start + h.occupancy.seconds());
     const double rate = rate_at(p, h, start + h.occupancy.seconds() - t0);
-    rates[i] = rate;
     if (t.block >= 0 || t.link >= 0 || t.host >= 0) {
       finish[i] = ShareTimeline::place(start + h.occupancy.seconds(), t.bytes, rate,
                                        {t.block >= 0 ? &shared[t.block] : nullptr, t.block_cost},
@@ -330,7 +327,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
     }
     // The receiver's proxy copies the message out once it is in the socket (Transfer::peer).
     if (t.peer >= 0) {
-      pending.emplace(finish[i], i);
+      pending.emplace(finish[i], rate, i);
     } else {
       settle(i, finish[i]);
     }
