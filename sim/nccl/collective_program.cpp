@@ -10,10 +10,6 @@ namespace clustersim::sim::nccl {
 
 namespace {
 
-// Programs beyond this size would take seconds and gigabytes; a cluster that large needs the
-// tuner's log-depth algorithms anyway.
-constexpr double kMaxTransfers = 3e7;
-
 int ai(Algorithm a) { return static_cast<int>(a); }
 int pi(Protocol p) { return static_cast<int>(p); }
 

@@ -107,6 +107,10 @@
 
 namespace clustersim::sim::nccl {
 
+// Programs beyond this many transfers would take seconds and gigabytes; a cluster that large needs
+// the tuner's log-depth algorithms anyway (the builders refuse them: RuntimeError, exit 1).
+inline constexpr double kMaxTransfers = 3e7;
+
 struct ProgramContext {
   const NcclSystem& system;
   const ChannelPlan& plan;

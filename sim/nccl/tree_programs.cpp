@@ -12,6 +12,7 @@
 #include <cmath>
 #include <optional>
 
+#include "hardware/errors.hpp"
 #include "sim/nccl/collective_program.hpp"
 
 namespace clustersim::sim::nccl {
@@ -178,34 +179,48 @@ TreeLinks dtree_links(int n, int r, int tree) {
 // whose GPUs reach each other by neither P2P nor SHM): each rank's proxy thread copies what the
 // rank sends and what it receives, and the two trees load the proxies unevenly (4 nodes: an
 // inner node's proxy moves 8 messages a chunk over both trees, a root's 4, where one path per
-// level would give every node the mean, 6). The program names every node and channel instead:
-// each transfer charges its sender's and its receiver's proxy over time (Hop::proxy_shared,
-// Transfer::peer), its bytes at the proxy's rate plus the proxy's own time per message
-// (Hop::proxy_message), so that the few messages of a tree that has not filled run at the rate
-// of the proxies they use, and a full pipeline at the rate of the busiest proxy. A message's
-// bytes then take the network stage again (net_forward_stage): the sender's proxy copies it into
-// the socket and the receiver's copies it out, one after the other for a step the socket's
-// buffer holds (2 x H200, 2 ranks: 262 us at 512 KiB, 868 at 2 MiB; 267 and 866 so; 2 x H200
-// results-long-rings). Channels split over the trees as NCCL duplicates the channels its search
-// found (connect.cc connectTrees: the first half on tree 0, the second on tree 1).
+// level would give every node the mean, 6). The program names every node of both trees instead,
+// one path per tree standing for that tree's channels (they run alike). A message's sender's
+// proxy copies it into the socket, then its receiver's proxy copies it out (Transfer::link, then
+// Transfer::peer, each charged over time: the bytes at the proxy's rate plus the proxy's own time
+// per message, Hop::proxy_message), one after the other for a step the socket's buffer holds;
+// the forward stage keeps the kernel's part (net_forward_stage). So the few messages of a tree
+// that has not filled run at the rate of the proxies they use, and a full pipeline at the rate of
+// its busiest proxy (2 x H200, 2 ranks, results-long-rings: 262 us at 512 KiB and 868 at 2 MiB
+// measured, 261 and 850 so). Channels split over the trees as NCCL duplicates the channels its
+// search found (connect.cc connectTrees: the first half on tree 0, the second on tree 1; an odd
+// count leaves tree 0 one more).
 void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgram& p, int up_hop, int down_hop,
                  long long chunks, double bytes, int window, int pieces) {
   const int H = ctx.system.nranks();
   const int G = ctx.system.gpus();
   const int nch = std::max(1, s.channels);
-  for (int id : {up_hop, down_hop}) {
-    Hop& h = p.hops[id];
-    h.proxy_shared = true;
-    h.proxy_per_rank = true;
-    h.multiplicity = 1;
-    // One flow on the sender's proxy and one on the receiver's; the proxy's time per message is
-    // charged to the proxies, not held on the connection.
-    for (ResourceLoad& l : h.loads) {
-      if (l.kind == ResourceKind::NIC_OUT || l.kind == ResourceKind::NIC_IN) l.flows = 1;
+  // The channels of one tree are alike (the same transfers on the same proxies at the same
+  // times): one representative channel per tree, its hops standing for the tree's channels
+  // (multiplicity, and as many flows and messages on each proxy).
+  const std::array<int, 2> weight{(nch + 1) / 2, nch / 2};
+  const int ntrees = weight[1] > 0 ? 2 : 1;
+  std::array<int, 2> up_of{up_hop, up_hop}, down_of{down_hop, down_hop};
+  if (ntrees == 2 && weight[1] != weight[0]) {
+    up_of[1] = p.add_hop(p.hops[up_hop]);
+    down_of[1] = p.add_hop(p.hops[down_hop]);
+  }
+  for (int tree = 0; tree < ntrees; ++tree) {
+    for (int id : {up_of[static_cast<std::size_t>(tree)], down_of[static_cast<std::size_t>(tree)]}) {
+      Hop& h = p.hops[static_cast<std::size_t>(id)];
+      const int k = weight[static_cast<std::size_t>(tree)];
+      h.proxy_shared = true;
+      h.proxy_per_rank = true;
+      h.multiplicity = k;
+      // k flows on the sender's proxy and k on the receiver's; the proxy's time per message is
+      // charged to the proxies, not held on the connection.
+      for (ResourceLoad& l : h.loads) {
+        if (l.kind == ResourceKind::NIC_OUT || l.kind == ResourceKind::NIC_IN) l.flows = k;
+      }
+      // A proxy sends a whole step: LL's pieces of one (relay_pieces) share its message's time.
+      h.proxy_message = ctx.rates.socket_message_overhead * static_cast<std::int64_t>(k) / std::max(1, pieces);
+      h.occupancy = Duration{};
     }
-    // A proxy sends a whole step: LL's pieces of one (relay_pieces) share its message's time.
-    h.proxy_message = ctx.rates.socket_message_overhead / std::max(1, pieces);
-    h.occupancy = Duration{};
   }
   std::vector<int> proxy(static_cast<std::size_t>(H));
   for (int& x : proxy) x = p.add_shared();
@@ -244,17 +259,22 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
       }
     }
   }
-  const int first_half = (nch + 1) / 2;
-  auto tree_of = [&](int c) -> const Tree& { return trees[c < first_half ? 0 : 1]; };
+  const double transfers = static_cast<double>(chunks) * ntrees * 2.0 * (H - 1);
+  if (transfers > kMaxTransfers) {
+    throw RuntimeError("the socket tree's step program would hold " + format_significant(transfers, 3) +
+                       " transfers (more than " + format_significant(kMaxTransfers, 3) +
+                       "); use fewer channels or larger buffers");
+  }
+
   // Connections per channel and node: the one up to its parent and the one down from it.
   std::vector<int> up_conn, down_conn;
-  for (int i = 0; i < nch * H; ++i) {
+  for (int i = 0; i < ntrees * H; ++i) {
     up_conn.push_back(p.add_connection(window));
     down_conn.push_back(p.add_connection(window));
   }
-  // The transfer that brought chunk k up from node r (or down to it) on channel c.
-  const auto at = [&](long long k, int c, int r) { return static_cast<std::size_t>((k * nch + c) * H + r); };
-  std::vector<int> up(static_cast<std::size_t>(chunks * nch * H), -1), down(up.size(), -1);
+  // The transfer that brought chunk k up from node r (or down to it) on tree c's channels.
+  const auto at = [&](long long k, int c, int r) { return static_cast<std::size_t>((k * ntrees + c) * H + r); };
+  std::vector<int> up(static_cast<std::size_t>(chunks * ntrees * H), -1), down(up.size(), -1);
   auto sent_up = [&](long long k, int c, int r) { return r < 0 ? -1 : up[at(k, c, r)]; };
   int last_step = 0;
   for (const Tree& t : trees) {
@@ -266,15 +286,16 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
   // proxy's contested time goes to transfers in about the order they start, as the event
   // simulation places them; every dependency is of an earlier step.
   for (long long w = 0; w < chunks + last_step; ++w) {
-    for (int c = 0; c < nch; ++c) {
-      const Tree& t = tree_of(c);
+    for (int c = 0; c < ntrees; ++c) {
+      const Tree& t = trees[static_cast<std::size_t>(c)];
+      const int up_hop_c = up_of[static_cast<std::size_t>(c)], down_hop_c = down_of[static_cast<std::size_t>(c)];
       const int top = t.height[static_cast<std::size_t>(t.root)];
       for (int r = 0; r < H; ++r) {
         const TreeLinks& l = t.links[static_cast<std::size_t>(r)];
         const long long k = w - t.height[static_cast<std::size_t>(r)];
         if (l.parent < 0 || k < 0 || k >= chunks) continue;
         // Up: a node reduces its children's arrivals into its own data and sends the sum on.
-        up[at(k, c, r)] = p.add(up_hop, up_conn[static_cast<std::size_t>(c * H + r)], bytes,
+        up[at(k, c, r)] = p.add(up_hop_c, up_conn[static_cast<std::size_t>(c * H + r)], bytes,
                                 {sent_up(k, c, l.child[0]), sent_up(k, c, l.child[1])}, true);
         p.place_last(r % G, l.parent % G, r / G, l.parent / G);
         p.charge_proxies_last(proxy[static_cast<std::size_t>(r)], proxy[static_cast<std::size_t>(l.parent)]);
@@ -288,10 +309,10 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
         for (int child : l.child) {
           if (child < 0) continue;
           if (r == t.root) {
-            p.add(down_hop, down_conn[static_cast<std::size_t>(c * H + child)], bytes,
+            p.add(down_hop_c, down_conn[static_cast<std::size_t>(c * H + child)], bytes,
                   {sent_up(k, c, l.child[0]), sent_up(k, c, l.child[1])}, false);
           } else {
-            p.add(down_hop, down_conn[static_cast<std::size_t>(c * H + child)], bytes, {down[at(k, c, r)]}, true);
+            p.add(down_hop_c, down_conn[static_cast<std::size_t>(c * H + child)], bytes, {down[at(k, c, r)]}, true);
           }
           down[at(k, c, child)] = static_cast<int>(p.transfers.size()) - 1;
           p.place_last(r % G, child % G, r / G, child / G);

@@ -92,6 +92,11 @@ TEST_CASE("event simulation agrees with the analytic pass where nothing contends
         CHECK(std::fabs(ratio({"hgx-h200", 1, gpus, CollectiveOp::ALL_REDUCE, size, env, &profile}) - 1) < 0.01);
       }
     }
+    // Three channels: two on tree 0, one on tree 1 (each tree's channels one weighted path).
+    auto three = env;
+    three["NCCL_MIN_NCHANNELS"] = "3";
+    three["NCCL_MAX_NCHANNELS"] = "3";
+    CHECK(std::fabs(ratio({"hgx-h200", 1, 4, CollectiveOp::ALL_REDUCE, Bytes::mib(16), three, &profile}) - 1) < 0.01);
   }
   SECTION("every op through SHM, four H200 GPUs, 64 MiB, built-in profile") {
     // SHM's copies into and out of host memory are no link of the topology: the event simulation

@@ -358,4 +358,30 @@ TEST_CASE("a tree over sockets, one rank a node, runs at its busiest proxy's rat
     const double slope = (big.gpu_time.seconds() - small.gpu_time.seconds()) / static_cast<double>(Bytes::mib(128).count());
     CHECK(slope == Approx(messages / 2.0 * per_byte).epsilon(0.01));
   }
+  // With c channels NCCL puts k0 = ceil(c / 2) on tree 0 and k1 = floor(c / 2) on tree 1, each
+  // carrying S / c. On 4 nodes a node inner in tree 0 and a leaf in tree 1 has 3 links in one and 1
+  // in the other (the mirror node the reverse, a root 1 + 1): its proxy moves 2 (3 k0 + k1) S / c,
+  // the busiest max(3 k0 + k1, k0 + 3 k1). Against c = 2 (4 S): c = 1 moves 6 S (1.5x), c = 3
+  // 2 x 7 / 3 S (7/6), c = 4 and c = 8 4 S (1x: a tree's channels run alike).
+  auto slope_at = [&](int channels) {
+    static const hardware::Catalog catalog = hardware::Catalog::load();
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, 4};
+    cfg.env = env;
+    cfg.env["NCCL_ALGO"] = "Tree";
+    cfg.env["NCCL_MIN_NCHANNELS"] = std::to_string(channels);
+    cfg.env["NCCL_MAX_NCHANNELS"] = std::to_string(channels);
+    cfg.version = "2.28.9";
+    cfg.profile = &profile;
+    const CollectivePredictor q(cfg);
+    const CollectivePrediction big = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
+    REQUIRE(big.channels == channels);
+    return big.gpu_time.seconds() - q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
+  };
+  const double two = slope_at(2);
+  CHECK(slope_at(1) / two == Approx(1.5).epsilon(0.01));
+  CHECK(slope_at(3) / two == Approx(7.0 / 6.0).epsilon(0.01));
+  CHECK(slope_at(4) / two == Approx(1.0).epsilon(0.01));
+  CHECK(slope_at(8) / two == Approx(1.0).epsilon(0.01));
 }
