@@ -284,8 +284,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
   };
   // Receivers' copies (Transfer::peer) wait here until the transfers placed after them reach
   // their start, so that the proxies' time goes in about the order the copies begin, as in the
-  // event simulation: min-heap by start (the body's finish).
-  // (start, rate, transfer)
+  // event simulation: a min-heap of (start: the body's finish, rate, transfer).
   using Pending = std::tuple<double, double, std::size_t>;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
   auto copies_until = [&](double until) {
@@ -315,7 +314,7 @@ ProgramTiming evaluate_program(const StepProgram& p, bool keep) {
       arrival_of(static_cast<std::size_t>(j));
       start = std::max(start, consumed[j] + p.hops[p.transfers[j].hop].latency.seconds());
     }
-    if (!pending.empty()) copies_until(start + h.occupancy.seconds());
+    if (!pending.empty()) copies_until(start + h.occupancy.seconds());  // most programs hold none
     const double rate = rate_at(p, h, start + h.occupancy.seconds() - t0);
     if (t.block >= 0 || t.link >= 0 || t.host >= 0) {
       finish[i] = ShareTimeline::place(start + h.occupancy.seconds(), t.bytes, rate,

@@ -59,11 +59,12 @@
 //    cost = w / C, w the step's loads and stores, C the block's copy rate;
 //  * its sender's GPU link (a hop marked link_shared): cost = wire_factor x multiplicity /
 //    (capacity x link_share), the representative flow standing for `multiplicity` channels on that link; such a
-//    hop leaves its GPU links out of the static share. Only the analytic pass charges links: the
-//    event simulation's network shares them itself;
+//    hop leaves its GPU links out of the static share. Over NVLink and PCIe only the analytic pass
+//    charges links, the event simulation's network sharing them itself; an SHM hop's GPU link is
+//    no link of the topology, and both passes charge it;
 //  * the host memory of its sender's CPU socket (a hop marked host_shared: SHM, which stores into
 //    and loads from host memory once each per byte): cost = 2 x wire_factor x multiplicity /
-//    capacity; such a hop leaves HOST_MEMORY out of the static share (analytic only, as links);
+//    capacity; such a hop leaves HOST_MEMORY out of the static share (both passes charge it);
 //  * the socket proxies of a hop marked proxy_shared: the one resource both ends' proxies stand
 //    for (Transfer::link), or, where the program names each rank's, its sender's (Transfer::link);
 //    cost = wire_factor x the hop's NIC_OUT load / the proxy's capacity + proxy_message /
@@ -184,8 +185,8 @@ struct Transfer {
   std::array<bool, 3> consumes{false, false, false};  // this transfer reads (and frees) the dep's slot
   int block = -1;                // shared resource: the thread block whose time it takes (-1: none)
   double block_cost = 0;         // block seconds per payload byte (w / C)
-  int link = -1;                 // shared resource: the sender's GPU link (hop.link_shared; analytic only)
-  int host = -1;                 // shared resource: the sender's host memory (hop.host_shared; analytic only)
+  int link = -1;                 // shared resource: the sender's GPU link (hop.link_shared) or socket proxy
+  int host = -1;                 // shared resource: the sender's host memory (hop.host_shared)
   // Shared resource: the receiver's socket proxy, which copies the message out after the sender's
   // has copied it in (hop.proxy_per_rank; see the header); never with `host`.
   int peer = -1;

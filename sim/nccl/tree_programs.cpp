@@ -232,7 +232,7 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
     int root = 0;
   };
   std::array<Tree, 2> trees;
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < ntrees; ++k) {
     Tree& t = trees[static_cast<std::size_t>(k)];
     t.links.resize(static_cast<std::size_t>(H));
     t.height.assign(static_cast<std::size_t>(H), 0);
@@ -241,7 +241,7 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
       t.links[static_cast<std::size_t>(r)] = dtree_links(H, r, k);
       if (t.links[static_cast<std::size_t>(r)].parent < 0) t.root = r;
     }
-    // Depth-first from the root: parents before children, then heights children first.
+    // Breadth-first from the root: depths parents first, then heights children first.
     std::vector<int> order{t.root};
     for (std::size_t i = 0; i < order.size(); ++i) {
       const int r = order[i];
@@ -266,7 +266,7 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
                        "); use fewer channels or larger buffers");
   }
 
-  // Connections per channel and node: the one up to its parent and the one down from it.
+  // Connections per tree and node: the one up to its parent and the one down from it.
   std::vector<int> up_conn, down_conn;
   for (int i = 0; i < ntrees * H; ++i) {
     up_conn.push_back(p.add_connection(window));
@@ -277,7 +277,8 @@ void socket_tree(const ProgramContext& ctx, const CollectiveShape& s, StepProgra
   std::vector<int> up(static_cast<std::size_t>(chunks * ntrees * H), -1), down(up.size(), -1);
   auto sent_up = [&](long long k, int c, int r) { return r < 0 ? -1 : up[at(k, c, r)]; };
   int last_step = 0;
-  for (const Tree& t : trees) {
+  for (int c = 0; c < ntrees; ++c) {
+    const Tree& t = trees[static_cast<std::size_t>(c)];
     const int deepest = *std::max_element(t.depth.begin(), t.depth.end());
     last_step = std::max(last_step, t.height[static_cast<std::size_t>(t.root)] + deepest);
   }

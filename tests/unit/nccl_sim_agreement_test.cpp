@@ -80,9 +80,10 @@ TEST_CASE("event simulation agrees with the analytic pass where nothing contends
           0.01);
   }
   SECTION("tree all-reduce over sockets, two and four H200 GPUs each its own node, built-in profile") {
-    // Every node and channel of both trees in the program, each transfer charging its sender's
-    // and its receiver's proxy (tree_programs.cpp socket_tree), in the order the transfers can
-    // start (the event simulation: the order they do start), on the same timelines in both.
+    // Every node of both trees in the program (one path per tree for its channels), each message
+    // charging its sender's proxy and then its receiver's (tree_programs.cpp socket_tree), in the
+    // order the transfers can start (the event simulation: the order they do start), on the same
+    // timelines in both.
     const auto profile = hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11");
     const std::map<std::string, std::string> env{
         {"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}};

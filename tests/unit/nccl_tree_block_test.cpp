@@ -324,64 +324,53 @@ TEST_CASE("a tree over sockets, one rank a node, runs at its busiest proxy's rat
   // hgx-h200 with P2P and SHM off: NCCL makes each GPU a node of its own and connects them through
   // the socket transport, each rank's proxy copying what it sends and what it receives at P
   // (nccl.net.socket_proxy_bandwidth, both ways together) plus o (nccl.net.socket_message_overhead)
-  // a message. Two channels (the search's one, doubled), tree 0 on one and tree 1 on the other, Simple chunks of c = 512 KiB
-  // (4 MiB buffers / 8 steps), S bytes: each channel carries S / 2, and a proxy moves, per chunk
-  // of its channel, one message each way per tree link it has. NCCL's double binary trees
-  // (trees.cc): 2 nodes: 0 -> 1 and its mirror 1 -> 0, 2 links each (4 messages a chunk pair);
-  // 3 nodes: 0 <- 2 <- 1 and, shifted, 1 <- 0 <- 2, node 0 and node 2 inner in one and a leaf in
-  // the other (2 + 1 links: 6 messages); 4 nodes: 0 <- 2 <- {1, 3} and its mirror 3 <- 1 <- {2, 0},
-  // nodes 1 and 2 with 3 + 1 links (8 messages). In steady state the busiest proxy sets the time:
+  // a message. Two channels (the search's one, doubled), tree 0 on one and tree 1 on the other,
+  // Simple chunks of c = 512 KiB (4 MiB buffers / 8 steps), S bytes: each channel carries S / 2,
+  // and a proxy moves, per chunk of its channel, one message each way per tree link it has.
+  // NCCL's double binary trees (trees.cc): 2 nodes: 0 -> 1 and its mirror 1 -> 0, 2 links each
+  // (4 messages a chunk pair); 3 nodes: 0 <- 2 <- 1 and, shifted, 1 <- 0 <- 2, node 0 and node 2
+  // inner in one and a leaf in the other (2 + 1 links: 6 messages); 4 nodes: 0 <- 2 <- {1, 3} and
+  // its mirror 3 <- 1 <- {2, 0}, nodes 1 and 2 with 3 + 1 links (8 messages). In steady state the
+  // busiest proxy sets the time:
   //   dT / dS = m / 2 x (1 / P + o / c),  m = 4, 6, 8.
   // (A path per level, each node at the mean load, gave 4, 5.33 and 6.)
+  static const hardware::Catalog catalog = hardware::Catalog::load();
   const auto profile = hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11");
-  const std::map<std::string, std::string> env{
-      {"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}, {"NCCL_PROTO", "Simple"}};
+  // dT / dS between 128 and 256 MiB (the fill and the fixed cost left out); channels 0: NCCL's.
+  auto slope = [&](int gpus, int channels) {
+    PredictorConfig cfg;
+    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
+    cfg.shape = {1, gpus};
+    cfg.env = {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}, {"NCCL_PROTO", "Simple"}, {"NCCL_ALGO", "Tree"}};
+    if (channels > 0) {
+      cfg.env["NCCL_MIN_NCHANNELS"] = std::to_string(channels);
+      cfg.env["NCCL_MAX_NCHANNELS"] = std::to_string(channels);
+    }
+    cfg.version = "2.28.9";
+    cfg.profile = &profile;
+    const CollectivePredictor q(cfg);
+    const CollectivePrediction big = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
+    REQUIRE(big.channels == (channels > 0 ? channels : 2));
+    return (big.gpu_time.seconds() - q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds()) /
+           static_cast<double>(Bytes::mib(128).count());
+  };
   const auto* p = profile.find("nccl.net.socket_proxy_bandwidth");
   const auto* o = profile.find("nccl.net.socket_message_overhead");
   REQUIRE(p != nullptr);
   REQUIRE(o != nullptr);
   const double per_byte = 1.0 / p->value + o->value / (512.0 * 1024);
   for (auto [gpus, messages] : {std::pair{2, 4}, std::pair{3, 6}, std::pair{4, 8}}) {
-    static const hardware::Catalog catalog = hardware::Catalog::load();
-    PredictorConfig cfg;
-    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
-    cfg.shape = {1, gpus};
-    cfg.env = env;
-    cfg.env["NCCL_ALGO"] = "Tree";
-    cfg.version = "2.28.9";
-    cfg.profile = &profile;
-    const CollectivePredictor q(cfg);
-    const CollectivePrediction big = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
-    const CollectivePrediction small = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128));
     INFO(gpus << " GPUs");
-    REQUIRE(big.channels == 2);
-    const double slope = (big.gpu_time.seconds() - small.gpu_time.seconds()) / static_cast<double>(Bytes::mib(128).count());
-    CHECK(slope == Approx(messages / 2.0 * per_byte).epsilon(0.01));
+    CHECK(slope(gpus, 0) == Approx(messages / 2.0 * per_byte).epsilon(0.01));
   }
   // With c channels NCCL puts k0 = ceil(c / 2) on tree 0 and k1 = floor(c / 2) on tree 1, each
   // carrying S / c. On 4 nodes a node inner in tree 0 and a leaf in tree 1 has 3 links in one and 1
   // in the other (the mirror node the reverse, a root 1 + 1): its proxy moves 2 (3 k0 + k1) S / c,
   // the busiest max(3 k0 + k1, k0 + 3 k1). Against c = 2 (4 S): c = 1 moves 6 S (1.5x), c = 3
   // 2 x 7 / 3 S (7/6), c = 4 and c = 8 4 S (1x: a tree's channels run alike).
-  auto slope_at = [&](int channels) {
-    static const hardware::Catalog catalog = hardware::Catalog::load();
-    PredictorConfig cfg;
-    cfg.node = hardware::resolve_node(catalog, "hgx-h200");
-    cfg.shape = {1, 4};
-    cfg.env = env;
-    cfg.env["NCCL_ALGO"] = "Tree";
-    cfg.env["NCCL_MIN_NCHANNELS"] = std::to_string(channels);
-    cfg.env["NCCL_MAX_NCHANNELS"] = std::to_string(channels);
-    cfg.version = "2.28.9";
-    cfg.profile = &profile;
-    const CollectivePredictor q(cfg);
-    const CollectivePrediction big = q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(256));
-    REQUIRE(big.channels == channels);
-    return big.gpu_time.seconds() - q.predict(CollectiveOp::ALL_REDUCE, Bytes::mib(128)).gpu_time.seconds();
-  };
-  const double two = slope_at(2);
-  CHECK(slope_at(1) / two == Approx(1.5).epsilon(0.01));
-  CHECK(slope_at(3) / two == Approx(7.0 / 6.0).epsilon(0.01));
-  CHECK(slope_at(4) / two == Approx(1.0).epsilon(0.01));
-  CHECK(slope_at(8) / two == Approx(1.0).epsilon(0.01));
+  const double two = slope(4, 2);
+  CHECK(slope(4, 1) / two == Approx(1.5).epsilon(0.01));
+  CHECK(slope(4, 3) / two == Approx(7.0 / 6.0).epsilon(0.01));
+  CHECK(slope(4, 4) / two == Approx(1.0).epsilon(0.01));
+  CHECK(slope(4, 8) / two == Approx(1.0).epsilon(0.01));
 }
