@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "hardware/atomic_file.hpp"
 #include "hardware/calibration_profile.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/embedded_file.hpp"
@@ -33,6 +34,7 @@ struct ValidateArgs {
   std::string calibration;
   std::string format = "text";
   bool check = false;
+  std::string record_thresholds;  // thresholds file to update with this run's errors
 };
 
 std::string read_text(const std::filesystem::path& p) {
@@ -51,9 +53,10 @@ std::string data_file(const ValidateArgs& a, const std::string& name) {
   throw RuntimeError("validation data file '" + name + "' is not built in");
 }
 
-// The median absolute error a group should stay within: 10%, the accuracy the collective model
-// is held to on every published set and on every group of a machine's own measurements.
-constexpr double kGroupTarget = 0.10;
+// The median absolute error a group should stay within (nc::kGroupTarget): 10%, the accuracy the
+// collective model is held to on every published set and on every group of a machine's own
+// measurements.
+using nc::kGroupTarget;
 
 std::string pct(double v) {
   char buf[32];
@@ -79,7 +82,14 @@ std::string num(double v, int decimals) {
 void run_validate(Context& ctx, const ValidateArgs& a) {
   std::vector<nc::ValidationSet> sets = nc::load_published_sets(
       data_file(a, "collective_sets.json"), "collective_sets.json", [&](const std::string& n) { return data_file(a, n); });
-  const auto thresholds = nc::load_thresholds(data_file(a, "collective_thresholds.json"), "collective_thresholds.json");
+  const nc::ThresholdFile threshold_file =
+      nc::load_thresholds(data_file(a, "collective_thresholds.json"), "collective_thresholds.json");
+  // The file a record goes to, read and checked before the run, so a bad one is named at once.
+  std::string record_text;
+  if (!a.record_thresholds.empty()) {
+    record_text = read_text(a.record_thresholds);
+    (void)nc::load_thresholds(record_text, a.record_thresholds);
+  }
   for (const auto& path : a.results) {
     const JsonDocument doc = load_json_file(path);
     auto more = nc::load_results_sets(doc.json(), path, ctx.catalog(), a.system);
@@ -90,6 +100,20 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     profile = std::filesystem::exists(a.calibration) ? hardware::CalibrationProfile::load(a.calibration)
                                                      : hardware::CalibrationProfile::builtin(a.calibration);
   }
+  // The thresholds recorded for these parameters: the fallbacks' without a profile, the profile's
+  // own with one (none where it has no record: a profile fitted elsewhere is judged by nothing).
+  const std::string profile_name = profile ? profile->name() : std::string();
+  const nc::Thresholds no_record;
+  const auto recorded = profile ? threshold_file.profiles.find(profile_name) : threshold_file.profiles.end();
+  const nc::Thresholds& record =
+      !profile ? threshold_file.fallbacks : (recorded != threshold_file.profiles.end() ? recorded->second : no_record);
+  const bool has_record = !profile || recorded != threshold_file.profiles.end();
+  if (a.check && !has_record) {
+    throw InputError("collective_thresholds.json", "/profiles/" + profile_name,
+                     "expected thresholds recorded for calibration profile '" + profile_name +
+                         "' (--check compares with them; --record-thresholds FILE records them)");
+  }
+  const auto& thresholds = record.sets;
   std::vector<nc::SetResult> results;
   for (const auto& s : sets) results.push_back(nc::run_validation(s, ctx.catalog(), profile ? &*profile : nullptr));
   // Where the parameters come from, and which sets a profile was fitted on (those score in
@@ -118,6 +142,14 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
 
   const std::vector<nc::GroupResult> groups = nc::group_results(results);
   bool breach = false;
+  // A group's recorded threshold, if any, and whether the run is past it.
+  auto group_threshold = [&](const nc::GroupResult& g) -> std::optional<double> {
+    if (auto t = record.groups.find(nc::group_key(g)); t != record.groups.end()) return t->second;
+    return std::nullopt;
+  };
+  for (const auto& g : groups) {
+    if (auto t = group_threshold(g); t && g.median_abs_error > *t) breach = true;
+  }
   std::ostringstream out;
   if (a.format == "json") {
     nlohmann::json j;
@@ -125,6 +157,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     j["kind"] = "clustersim-collective-validation";
     j["counted_from_bytes"] = nc::kCountedFromBytes;
     j["parameters"] = parameters_source;
+    j["thresholds_recorded"] = has_record;
     nlohmann::json js = nlohmann::json::array();
     for (const auto& r : results) {
       nlohmann::json s;
@@ -181,6 +214,10 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"session_spread", g.session_spread},
                     {"within_1sd", g.within_1sd},
                     {"within_2sd", g.within_2sd}});
+      if (auto t = group_threshold(g)) {
+        jg.back()["threshold"] = {{"median_abs_error", *t}};
+        jg.back()["within_threshold"] = g.median_abs_error <= *t;
+      }
       nlohmann::json bands = nlohmann::json::array();
       for (std::size_t b = 0; b < nc::kSizeBands.size(); ++b) {
         if (g.by_size[b].points == 0) continue;
@@ -196,7 +233,9 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     out << j.dump(2) << '\n';
   } else {
     using Align = reports::TextTable::Align;
-    out << "parameters: " << parameters_source << "\n\n";
+    out << "parameters: " << parameters_source << "\n";
+    if (!has_record) out << "thresholds: none recorded for calibration profile " << profile_name << "\n";
+    out << "\n";
     for (const auto& r : results) {
       out << "== " << r.set->name << ": " << r.set->description << "\n";
       out << "   source: " << r.set->provenance << "\n";
@@ -239,21 +278,24 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     // The groups (collective_validation.hpp): what a machine's measurements of each transport, op,
     // forced algorithm and protocol come to, repeats and in-place columns pooled.
     reports::TextTable gt(
-        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "repeat spread",
-         "session spread", "in 1 sd", "in 2 sd", ""},
+        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "recorded",
+         "repeat spread", "session spread", "in 1 sd", "in 2 sd", ""},
         {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
-         Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT});
+         Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT});
     int within = 0;
     for (const auto& g : groups) {
       const bool over = g.median_abs_error > kGroupTarget;
       within += over ? 0 : 1;
+      const std::optional<double> t = group_threshold(g);
+      std::string flag = over ? "over 10%" : "";
+      if (t && g.median_abs_error > *t) flag += std::string(flag.empty() ? "" : ", ") + "EXCEEDED";
       gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
-                  pct_abs(g.median_abs_error), g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
+                  pct_abs(g.median_abs_error), t ? pct_abs(*t) : "-", g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
                   g.session_compared > 0 ? pct_abs(g.session_spread) : "-", pct_whole(g.within_1sd),
-                  pct_whole(g.within_2sd), over ? "over 10%" : ""});
+                  pct_whole(g.within_2sd), flag});
     }
     out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
-        << " of " << groups.size() << " within 10%; repeat spread: the median deviation of runs of one configuration "
+        << " of " << groups.size() << " within 10%; recorded: the median |error| the thresholds file lets the group reach with these parameters; repeat spread: the median deviation of runs of one configuration "
            "from their median; session spread: the same for its sessions' medians; in 1 sd, in 2 sd: the points "
            "whose measured time lies within the prediction's one and two standard deviations\n";
     gt.write(out, "  ");
@@ -277,6 +319,12 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
            "each band, points in brackets; + predicts slower than measured)\n";
     bt.write(out, "  ");
   }
+  // The record goes in only once the whole report is made: a failed run leaves the file as it was.
+  if (!a.record_thresholds.empty()) {
+    write_file_atomically(
+        a.record_thresholds, nc::replace_threshold_section(record_text, a.record_thresholds, profile_name,
+                                                           nc::record_thresholds(results, groups)));
+  }
   ctx.emit("", out.str());
   if (a.check && breach) throw RuntimeError("a validation error exceeds its recorded threshold");
 }
@@ -294,7 +342,12 @@ void add_validate_command(CLI::App& app, Context& ctx) {
       ->check(CLI::ExistingDirectory);
   coll->add_option("--calibration", args->calibration, "Calibration profile file or built-in name");
   coll->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  coll->add_flag("--check", args->check, "Exit 1 when an error exceeds its recorded threshold");
+  coll->add_flag("--check", args->check,
+                 "Exit 1 when a set's or group's error exceeds the threshold recorded for these parameters");
+  coll->add_option("--record-thresholds", args->record_thresholds,
+                   "Thresholds file to update: this run's errors plus margins replace the section of these "
+                   "parameters (the profile's, or the fallbacks')")
+      ->check(CLI::ExistingFile);
   coll->callback([&ctx, args]() { run_validate(ctx, *args); });
   add_validate_training(*validate, ctx);
 }

@@ -41,4 +41,13 @@ expect 0 err collective --op all_reduce --system p5.48xlarge --format csv -o "$t
 if [ "$(cat "$tmp/link.csv")" != old ] || ! grep -q size_bytes "$tmp/out.csv"; then
   echo "FAIL: collective -o did not replace the file atomically"; fail=1
 fi
+# validate --check needs thresholds recorded for the profile it runs (a renamed copy of the
+# built-in one has none); --record-thresholds names a broken thresholds file and leaves it as it was.
+sed 's/"name": "hgx-h200-4gpu-2026-11"/"name": "unrecorded"/' calibrate/profiles/hgx-h200-4gpu-2026-11.json >"$tmp/p.json"
+expect 2 out validate collectives --calibration "$tmp/p.json" --check
+printf '{"schema_version": 2, "note": "n"}' >"$tmp/th.json"
+expect 2 out validate collectives --record-thresholds "$tmp/th.json"
+if [ "$(cat "$tmp/th.json")" != '{"schema_version": 2, "note": "n"}' ]; then
+  echo "FAIL: validate --record-thresholds changed a file it could not read"; fail=1
+fi
 exit $fail

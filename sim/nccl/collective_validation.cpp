@@ -362,23 +362,87 @@ std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, cons
   return results_sets(root, file, machine, std::filesystem::path(file).stem().string(), {});
 }
 
-std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file) {
-  std::map<std::string, Threshold> out;
-  parse_json_text(text, file).root().read_object([&](ObjectReader& o) {
-    o.at("schema_version").as_int({.min = 1, .max = 1});
-    o.at("note").as_string();
-    o.at("sets").read_object([&](ObjectReader& s) {
-      for (const auto& name : s.keys()) {
-        s.at(name).read_object([&](ObjectReader& t) {
-          Threshold th;
-          th.median_abs_error = t.at("median_abs_error").as_number({.min = 0});
-          th.worst_abs_error = t.at("worst_abs_error").as_number({.min = 0});
-          out[name] = th;
-        });
+namespace {
+
+// One record: "sets" (required) and "groups" (optional) of a thresholds file's section.
+Thresholds read_threshold_record(ObjectReader& o) {
+  Thresholds out;
+  o.at("sets").read_object([&](ObjectReader& s) {
+    for (const auto& name : s.keys()) {
+      s.at(name).read_object([&](ObjectReader& t) {
+        out.sets[name] = Threshold{.median_abs_error = t.at("median_abs_error").as_number({.min = 0}),
+                                   .worst_abs_error = t.at("worst_abs_error").as_number({.min = 0})};
+      });
+    }
+  });
+  if (auto g = o.maybe("groups")) {
+    g->read_object([&](ObjectReader& gs) {
+      for (const auto& key : gs.keys()) {
+        gs.at(key).read_object(
+            [&](ObjectReader& t) { out.groups[key] = t.at("median_abs_error").as_number({.min = 0}); });
       }
     });
+  }
+  return out;
+}
+
+// x rounded up to `places` decimals (a threshold never rounds below what it records).
+double round_up(double x, int places) {
+  const double scale = std::pow(10.0, places);
+  // The small allowance keeps a value already on the grid (0.12 computed as 0.1200000001) there.
+  return std::ceil(x * scale - 1e-6) / scale;
+}
+
+}  // namespace
+
+std::string group_key(const GroupResult& g) {
+  return g.source + " | " + (g.transport.empty() ? "-" : g.transport) + " | " + g.op + " | " + g.algo + " | " + g.proto;
+}
+
+ThresholdFile load_thresholds(std::string_view text, const std::string& file) {
+  ThresholdFile out;
+  parse_json_text(text, file).root().read_object([&](ObjectReader& o) {
+    o.at("schema_version").as_int({.min = 1, .max = 2});
+    o.at("note").as_string();
+    out.fallbacks = read_threshold_record(o);
+    if (auto p = o.maybe("profiles")) {
+      p->read_object([&](ObjectReader& ps) {
+        for (const auto& name : ps.keys()) {
+          ps.at(name).read_object([&](ObjectReader& r) { out.profiles[name] = read_threshold_record(r); });
+        }
+      });
+    }
   });
   return out;
+}
+
+nlohmann::ordered_json record_thresholds(const std::vector<SetResult>& results, const std::vector<GroupResult>& groups) {
+  nlohmann::ordered_json sets = nlohmann::ordered_json::object();
+  for (const SetResult& r : results) {
+    sets[r.set->name] = {{"median_abs_error", round_up(r.median_abs_error + kSetMedianMargin, 2)},
+                         {"worst_abs_error", round_up(r.worst_abs_error + kSetWorstMargin, 2)}};
+  }
+  nlohmann::ordered_json gs = nlohmann::ordered_json::object();
+  for (const GroupResult& g : groups) {
+    double t = round_up(g.median_abs_error + kGroupMargin, 3);
+    if (g.median_abs_error <= kGroupTarget) t = std::min(t, kGroupTarget);
+    gs[group_key(g)] = {{"median_abs_error", t}};
+  }
+  return {{"sets", std::move(sets)}, {"groups", std::move(gs)}};
+}
+
+std::string replace_threshold_section(std::string_view text, const std::string& file, const std::string& profile,
+                                      const nlohmann::ordered_json& record) {
+  (void)load_thresholds(text, file);  // the file's own errors first, named as a reader names them
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+  if (profile.empty()) {
+    j["sets"] = record.at("sets");
+    j["groups"] = record.at("groups");
+  } else {
+    j["schema_version"] = 2;
+    j["profiles"][profile] = record;
+  }
+  return j.dump(2) + "\n";
 }
 
 bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_gpu) {

@@ -160,6 +160,40 @@ struct Threshold {
   double worst_abs_error = 0;
 };
 
+// The errors a run of the validation may reach before it counts as a regression, for one source
+// of parameters: each set's median and worst absolute error, and each group's median (groups by
+// group_key). The thresholds file (collective_thresholds.json) holds one such record for NCCL's
+// and the catalog's fallbacks ("sets") and one per calibration profile ("profiles": {name:
+// {"sets", "groups"}}), since a profile moves every prediction of the GPU it was fitted on.
+struct Thresholds {
+  std::map<std::string, Threshold> sets;
+  std::map<std::string, double> groups;  // median absolute error
+};
+struct ThresholdFile {
+  Thresholds fallbacks;
+  std::map<std::string, Thresholds> profiles;  // by profile name
+};
+// A group's name in the thresholds file: "<source> | <transport> | <op> | <algo> | <proto>", the
+// transport "-" for a published set ("hgx-h200 measured | NET | all_reduce | tree | simple").
+std::string group_key(const GroupResult& g);
+
+// How a record is made from a run (record_thresholds): what the model scores now, plus a margin
+// that leaves room for rounding and for compilers' floating point, rounded up to the places the
+// file keeps. A set may reach its median + 3 points and its worst + 5 (two decimals); a group its
+// median + 2 points (three decimals), but a group within the 10% target may not leave it: its
+// threshold is at most kGroupTarget.
+inline constexpr double kGroupTarget = 0.10;
+inline constexpr double kSetMedianMargin = 0.03;
+inline constexpr double kSetWorstMargin = 0.05;
+inline constexpr double kGroupMargin = 0.02;
+// The record of a run: {"sets": {name: {median_abs_error, worst_abs_error}}, "groups": {key:
+// {median_abs_error}}}, sets in the run's order, groups in group_results' order.
+nlohmann::ordered_json record_thresholds(const std::vector<SetResult>& results, const std::vector<GroupResult>& groups);
+// The thresholds file `text` (read from `file`, checked as load_thresholds checks it) with
+// `record` in place of the section of `profile` ("": the fallbacks' "sets"), everything else as
+// it was; the JSON text to write.
+std::string replace_threshold_section(std::string_view text, const std::string& file, const std::string& profile,
+                                      const nlohmann::ordered_json& record);
 // Reads the set descriptions; `read_file(name)` returns the text of a data file beside them. An
 // entry with "results" (a list of calibration results files), "system" and optionally "env" (the
 // variables of the runs that a file does not record) instead of "csv" adds those files' sets
@@ -173,7 +207,8 @@ std::vector<ValidationSet> load_published_sets(std::string_view sets_json, const
 // variables over it. The catalog system is `system`, else environment.instance_type.
 std::vector<ValidationSet> load_results_sets(const nlohmann::json& results, const std::string& file,
                                              const hardware::Catalog& catalog, const std::string& system);
-std::map<std::string, Threshold> load_thresholds(std::string_view text, const std::string& file);
+// Reads a thresholds file (schema 1: the fallbacks' "sets" alone; 2: with "profiles").
+ThresholdFile load_thresholds(std::string_view text, const std::string& file);
 
 // Whether a profile fitted on the GPU `fitted_gpu` (its provenance's gpu, as the driver names it:
 // "NVIDIA H200") describes the catalog GPU `catalog_gpu` ("H200-SXM-141GB"): its model word
