@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -35,6 +36,8 @@ struct ValidateArgs {
   std::string format = "text";
   bool check = false;
   std::string record_thresholds;  // thresholds file to update with this run's errors
+  std::string sets_pattern;       // only the sets whose name this regular expression finds
+  bool summary = false;           // text: the summaries alone, not every set's points
 };
 
 std::string read_text(const std::filesystem::path& p) {
@@ -95,6 +98,20 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     auto more = nc::load_results_sets(doc.json(), path, ctx.catalog(), a.system);
     for (auto& s : more) sets.push_back(std::move(s));
   }
+  if (!a.sets_pattern.empty()) {
+    // A record is a whole section: made from some of the sets it would drop the others'.
+    if (!a.record_thresholds.empty()) {
+      throw InputError("", "--sets", "expected no --sets with --record-thresholds (a record covers every set)");
+    }
+    std::regex re;
+    try {
+      re = std::regex(a.sets_pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw InputError("", "--sets", "expected a regular expression (ECMAScript), got '" + a.sets_pattern + "': " + e.what());
+    }
+    std::erase_if(sets, [&](const nc::ValidationSet& s) { return !std::regex_search(s.name, re); });
+    if (sets.empty()) throw InputError("", "--sets", "no set's name matches '" + a.sets_pattern + "'");
+  }
   std::optional<hardware::CalibrationProfile> profile;
   if (!a.calibration.empty()) {
     profile = std::filesystem::exists(a.calibration) ? hardware::CalibrationProfile::load(a.calibration)
@@ -143,7 +160,9 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
   const std::vector<nc::GroupResult> groups = nc::group_results(results);
   bool breach = false;
   // A group's recorded threshold, if any, and whether the run is past it.
+  // A group's record is of the whole pool: a group of some of the sets (--sets) is not held to it.
   auto group_threshold = [&](const nc::GroupResult& g) -> std::optional<double> {
+    if (!a.sets_pattern.empty()) return std::nullopt;
     if (auto t = record.groups.find(nc::group_key(g)); t != record.groups.end()) return t->second;
     return std::nullopt;
   };
@@ -237,6 +256,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     if (!has_record) out << "thresholds: none recorded for calibration profile " << profile_name << "\n";
     out << "\n";
     for (const auto& r : results) {
+      if (a.summary) break;
       out << "== " << r.set->name << ": " << r.set->description << "\n";
       out << "   source: " << r.set->provenance << "\n";
       out << "   parameters: " << r.parameters << "\n";
@@ -348,6 +368,9 @@ void add_validate_command(CLI::App& app, Context& ctx) {
                    "Thresholds file to update: this run's errors plus margins replace the section of these "
                    "parameters (the profile's, or the fallbacks')")
       ->check(CLI::ExistingFile);
+  coll->add_option("--sets", args->sets_pattern,
+                   "Only the sets whose name this regular expression finds (ECMAScript; 'socket', '^h200x2/')");
+  coll->add_flag("--summary", args->summary, "Text: the summaries per set and group, not every set's points");
   coll->callback([&ctx, args]() { run_validate(ctx, *args); });
   add_validate_training(*validate, ctx);
 }

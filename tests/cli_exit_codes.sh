@@ -50,4 +50,10 @@ expect 2 out validate collectives --record-thresholds "$tmp/th.json"
 if [ "$(cat "$tmp/th.json")" != '{"schema_version": 2, "note": "n"}' ]; then
   echo "FAIL: validate --record-thresholds changed a file it could not read"; fail=1
 fi
+# --sets: a bad expression, no match, or a partial record all exit 2 before anything runs.
+expect 2 out validate collectives --sets '('
+expect 2 out validate collectives --sets no-such-set
+cp tests/validation/data/collective_thresholds.json "$tmp/ok.json"
+expect 2 out validate collectives --sets p5 --record-thresholds "$tmp/ok.json"
+cmp -s tests/validation/data/collective_thresholds.json "$tmp/ok.json" || { echo "FAIL: a refused record changed the file"; fail=1; }
 exit $fail

@@ -396,3 +396,21 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   CHECK(by_buffers[0].session_compared == 2);
   CHECK(by_buffers[0].session_spread == Approx(5.0 / 105));
 }
+
+TEST_CASE("validate collectives --sets keeps the sets it names, --summary only the summaries", "[unit][cli][nccl]") {
+  // The published p5 sets: 'p5-' names three (all-reduce 2 to 32 nodes, alltoall, all-reduce at
+  // 2 nodes) and no measured set (those are named h200x...).
+  const Result r = run({"validate", "collectives", "--sets", "^p5-", "--format", "json"});
+  REQUIRE(r.rc == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc.at("sets").size() == 3);
+  for (const auto& s : doc.at("sets")) CHECK(s.at("name").get<std::string>().rfind("p5-", 0) == 0);
+  // A group of some of the sets is not held to the whole pool's record.
+  for (const auto& g : doc.at("groups")) CHECK_FALSE(g.contains("threshold"));
+  const Result t = run({"validate", "collectives", "--sets", "^p5-alltoall", "--summary"});
+  REQUIRE(t.rc == 0);
+  CHECK_THAT(t.out, Catch::Contains("Summary (time error") && Catch::Contains("p5-alltoall-2-to-32-nodes") &&
+                        !Catch::Contains("== p5-alltoall"));
+  CHECK(run({"validate", "collectives", "--sets", "("}).rc == 2);
+  CHECK(run({"validate", "collectives", "--sets", "no-such-set"}).rc == 2);
+}
