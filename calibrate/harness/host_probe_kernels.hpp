@@ -28,8 +28,12 @@ inline constexpr unsigned kHostProbeThreads = 512;  // NCCL_SIMPLE_MAX_NTHREADS 
 inline constexpr std::size_t kHostProbeGranule = 16 * 8;  // a vector of 16 bytes, 8 in flight a thread
 
 // `blocks` blocks copy `bytes` (a multiple of kHostProbeGranule x kHostProbeThreads x blocks) from
-// `in` to `out`; which of the two is host memory makes the action (load, store, relay). Returns the
-// launch's error code (cudaGetLastError).
-cudaError_t launch_host_probe(int blocks, void* out, const void* in, std::size_t bytes, cudaStream_t stream);
+// `in` to `out`; which of the two is host memory makes the action (load, store, relay). With
+// `slice_bytes` > 0 (a multiple of kHostProbeGranule x kHostProbeThreads dividing each block's
+// share) each block copies its share in steps of that size, each synchronised as an NCCL Simple
+// step over SHM is: the step's flag polled before, a barrier, a system-wide fence and the next
+// flag posted after (host_probe_kernels.cu). Returns the launch's error code (cudaGetLastError).
+cudaError_t launch_host_probe(int blocks, void* out, const void* in, std::size_t bytes, cudaStream_t stream,
+                              std::size_t slice_bytes = 0);
 
 }  // namespace clustersim::harness

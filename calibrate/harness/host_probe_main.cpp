@@ -2,12 +2,15 @@
 // transport) and by copy engines (CPU offload), one direction or both at once, on one GPU or on
 // several together (host_probe_kernels.hpp has the actions).
 //
-//   clustersim-hostprobe [--bytes SIZE] [--launches N] [--trials N] [--scenario SPEC]... [--out FILE]
+//   clustersim-hostprobe [--bytes SIZE] [--launches N] [--trials N] [--slice SIZE] [--scenario SPEC]... [--out FILE]
 //
 // A scenario is a set of actions run at once, written "gpu:action[:blocks]" joined by commas:
 // "0:store:8,1:load:8" is GPU 0's 8 blocks storing into host memory while GPU 1's 8 blocks load
 // from it; "0:h2d,0:d2h" is GPU 0's copy engines both ways. Without --scenario a built-in list runs
 // (one GPU's kernels at 1 to 32 blocks and its copy engines, pairs of GPUs, every GPU at once).
+// With --slice the kernels copy in steps of that many bytes a block, each synchronised as NCCL's
+// Simple steps over SHM are (flag polled, barrier, system-wide fence, flag posted), so that the
+// same scenario with and without it gives what the steps' synchronisation costs.
 // Each action owns S-byte buffers (pinned host memory, touched by the host; device memory). A
 // trial enqueues `launches` launches of every action round-robin on one stream per action, timed by
 // events around each action's own launches, so the actions overlap for all but the first and last
@@ -66,12 +69,14 @@ struct Options {
   std::size_t bytes = std::size_t{256} << 20;
   int launches = 6;
   int trials = 3;
+  std::size_t slice = 0;  // bytes of a block's step (0: one unsynchronised copy)
   std::vector<std::string> scenarios;
   std::string out;
 };
 
 constexpr const char* kUsage =
-    "usage: clustersim-hostprobe [--bytes SIZE] [--launches N] [--trials N] [--scenario GPU:ACTION[:BLOCKS],...]... "
+    "usage: clustersim-hostprobe [--bytes SIZE] [--launches N] [--trials N] [--slice SIZE] "
+    "[--scenario GPU:ACTION[:BLOCKS],...]... "
     "[--out FILE]\n  actions: load, store, relay (kernels, BLOCKS 1-1024), h2d, d2h (copy engines)\n";
 
 
@@ -94,7 +99,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 // Each block's share must be whole trips of its threads (16-byte vectors, 8 in flight each).
-Scenario parse_scenario(const std::string& spec, int gpus, std::size_t bytes) {
+Scenario parse_scenario(const std::string& spec, int gpus, std::size_t bytes, std::size_t slice) {
   Scenario sc{spec, {}};
   for (const std::string& a : split(spec, ',')) {
     const std::vector<std::string> f = split(a, ':');
@@ -114,6 +119,10 @@ Scenario parse_scenario(const std::string& spec, int gpus, std::size_t bytes) {
         throw UsageError(what + ": --bytes must be a multiple of " + std::to_string(granule) +
                          " (16-byte vectors x 8 in flight x 512 threads x " + std::to_string(act.blocks) +
                          " blocks), got " + std::to_string(bytes));
+      }
+      if (slice > 0 && (bytes / static_cast<std::size_t>(act.blocks)) % slice != 0) {
+        throw UsageError(what + ": --slice " + std::to_string(slice) + " must divide each block's share of --bytes (" +
+                         std::to_string(bytes / static_cast<std::size_t>(act.blocks)) + ")");
       }
     } else if (f.size() == 3) {
       throw UsageError(what + ": a copy engine action takes no block count");
@@ -182,6 +191,7 @@ Options parse(int argc, char** argv) {
     if (a == "--bytes") o.bytes = static_cast<std::size_t>(parse_size(next(), a));
     else if (a == "--launches") o.launches = static_cast<int>(parse_int(next(), a, 1, 1000));
     else if (a == "--trials") o.trials = static_cast<int>(parse_int(next(), a, 1, 1000));
+    else if (a == "--slice") o.slice = static_cast<std::size_t>(parse_size(next(), a));
     else if (a == "--scenario") o.scenarios.push_back(next());
     else if (a == "--out") o.out = next();
     else throw UsageError("unknown option '" + a + "'");
@@ -192,6 +202,10 @@ Options parse(int argc, char** argv) {
   if (o.bytes == 0 || o.bytes % trip != 0 || o.bytes > (std::size_t{1} << 36)) {
     throw UsageError("--bytes: expected a multiple of " + std::to_string(trip) +
                      " (16-byte vectors x 8 in flight x 512 threads) up to 64G, got " + std::to_string(o.bytes));
+  }
+  if (o.slice % trip != 0 || o.slice > o.bytes) {
+    throw UsageError("--slice: expected a multiple of " + std::to_string(trip) + " up to --bytes, got " +
+                     std::to_string(o.slice));
   }
   return o;
 }
@@ -255,25 +269,26 @@ class BufferPool {
   std::map<std::pair<int, int>, std::size_t> index_;
 };
 
-void enqueue(const Action& a, const Buffers& b, std::size_t bytes) {
+void enqueue(const Action& a, const Buffers& b, std::size_t bytes, std::size_t slice) {
   check_cuda(cudaSetDevice(a.gpu), "cudaSetDevice");
   switch (a.kind) {
-    case Kind::LOAD: check_cuda(launch_host_probe(a.blocks, b.device, b.host_a, bytes, b.stream), "launch"); break;
-    case Kind::STORE: check_cuda(launch_host_probe(a.blocks, b.host_b, b.device, bytes, b.stream), "launch"); break;
-    case Kind::RELAY: check_cuda(launch_host_probe(a.blocks, b.host_b, b.host_a, bytes, b.stream), "launch"); break;
+    case Kind::LOAD: check_cuda(launch_host_probe(a.blocks, b.device, b.host_a, bytes, b.stream, slice), "launch"); break;
+    case Kind::STORE: check_cuda(launch_host_probe(a.blocks, b.host_b, b.device, bytes, b.stream, slice), "launch"); break;
+    case Kind::RELAY: check_cuda(launch_host_probe(a.blocks, b.host_b, b.host_a, bytes, b.stream, slice), "launch"); break;
     case Kind::H2D: check_cuda(cudaMemcpyAsync(b.device, b.host_a, bytes, cudaMemcpyHostToDevice, b.stream), "copy"); break;
     case Kind::D2H: check_cuda(cudaMemcpyAsync(b.host_b, b.device, bytes, cudaMemcpyDeviceToHost, b.stream), "copy"); break;
   }
 }
 
 // Seconds per launch of each action, all run at once.
-std::vector<double> trial(const Scenario& sc, std::vector<Buffers*>& sets, std::size_t bytes, int launches) {
+std::vector<double> trial(const Scenario& sc, std::vector<Buffers*>& sets, std::size_t bytes, int launches,
+                          std::size_t slice) {
   for (std::size_t i = 0; i < sc.actions.size(); ++i) {
     check_cuda(cudaSetDevice(sc.actions[i].gpu), "cudaSetDevice");
     check_cuda(cudaEventRecord(sets[i]->start, sets[i]->stream), "cudaEventRecord");
   }
   for (int l = 0; l < launches; ++l) {
-    for (std::size_t i = 0; i < sc.actions.size(); ++i) enqueue(sc.actions[i], *sets[i], bytes);
+    for (std::size_t i = 0; i < sc.actions.size(); ++i) enqueue(sc.actions[i], *sets[i], bytes, slice);
   }
   std::vector<double> secs;
   for (std::size_t i = 0; i < sc.actions.size(); ++i) {
@@ -314,7 +329,7 @@ int main(int argc, char** argv) {
     if (gpus < 1) throw std::runtime_error("no CUDA device");
     std::vector<Scenario> scenarios;
     for (const std::string& s : opt.scenarios.empty() ? default_scenarios(gpus) : opt.scenarios) {
-      scenarios.push_back(parse_scenario(s, gpus, opt.bytes));
+      scenarios.push_back(parse_scenario(s, gpus, opt.bytes, opt.slice));
     }
     int driver = 0, runtime = 0;
     check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
@@ -331,6 +346,7 @@ int main(int argc, char** argv) {
         .field("bytes", static_cast<long long>(opt.bytes))
         .field("launches", opt.launches)
         .field("trials", opt.trials)
+        .field("slice_bytes", static_cast<long long>(opt.slice))
         .key("devices")
         .begin_array();
     for (int d = 0; d < gpus; ++d) w.raw(device_json(d));
@@ -341,9 +357,9 @@ int main(int argc, char** argv) {
       std::vector<Buffers*> sets;
       std::map<int, int> per_gpu;
       for (const Action& a : sc.actions) sets.push_back(&pool.get(a.gpu, per_gpu[a.gpu]++));
-      trial(sc, sets, opt.bytes, 1);  // warm-up
+      trial(sc, sets, opt.bytes, 1, opt.slice);  // warm-up
       std::vector<std::vector<double>> runs;
-      for (int t = 0; t < opt.trials; ++t) runs.push_back(trial(sc, sets, opt.bytes, opt.launches));
+      for (int t = 0; t < opt.trials; ++t) runs.push_back(trial(sc, sets, opt.bytes, opt.launches, opt.slice));
       w.begin_object().field("spec", sc.spec).key("actions").begin_array();
       std::string line;
       double total = 0;
