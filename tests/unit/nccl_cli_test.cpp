@@ -1,6 +1,8 @@
 // `clustersim collective` and `clustersim validate collectives`: the contract of DESIGN.md.
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -413,4 +415,19 @@ TEST_CASE("validate collectives --sets keeps the sets it names, --summary only t
                         !Catch::Contains("== p5-alltoall"));
   CHECK(run({"validate", "collectives", "--sets", "("}).rc == 2);
   CHECK(run({"validate", "collectives", "--sets", "no-such-set"}).rc == 2);
+}
+
+TEST_CASE("validate collectives --summary --check still fails on a set past its threshold", "[unit][cli][nccl]") {
+  // The built-in data with the p5 alltoall set's thresholds set to nothing: its 5 points miss by
+  // more than 0, so --check exits 1 though --summary prints no set's points, and the summary flags it.
+  testing::TempDir dir;
+  const auto data = dir.path() / "data";
+  std::filesystem::copy(testing::source_dir() / "tests" / "validation" / "data", data);
+  auto th = nlohmann::json::parse(std::ifstream(data / "collective_thresholds.json"));
+  th["sets"]["p5-alltoall-2-to-32-nodes"] = {{"median_abs_error", 0.0}, {"worst_abs_error", 0.0}};
+  std::ofstream(data / "collective_thresholds.json") << th.dump(2);
+  const Result r = run({"validate", "collectives", "--data", data.string(), "--sets", "^p5-alltoall", "--summary", "--check"});
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("EXCEEDED"));
+  CHECK(run({"validate", "collectives", "--data", data.string(), "--sets", "^p5-allreduce-2-nodes", "--check"}).rc == 0);
 }
