@@ -6,20 +6,26 @@ namespace clustersim::harness {
 
 namespace {
 
-// Each block copies its contiguous share; a thread issues all 8 loads of a trip before its stores,
-// as NCCL's reduceCopyPacks does.
-__global__ void __launch_bounds__(kHostProbeThreads, 1)
-    host_probe_kernel(float4* __restrict__ out, const float4* __restrict__ in, std::uint64_t per_block) {
+// The block copies vectors [from, to) (whole trips of its threads); a thread issues all 8 loads of
+// a trip before its stores, as NCCL's reduceCopyPacks does.
+__device__ __forceinline__ void copy_span(float4* __restrict__ out, const float4* __restrict__ in, std::uint64_t from,
+                                          std::uint64_t to) {
   constexpr int U = 8;
   constexpr std::uint64_t stride = kHostProbeThreads;
-  const std::uint64_t begin = per_block * blockIdx.x;
-  for (std::uint64_t base = begin + threadIdx.x; base < begin + per_block; base += U * stride) {
+  for (std::uint64_t base = from + threadIdx.x; base < to; base += U * stride) {
     float4 v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) v[u] = in[base + u * stride];
 #pragma unroll
     for (int u = 0; u < U; ++u) out[base + u * stride] = v[u];
   }
+}
+
+// Each block copies its contiguous share in one go.
+__global__ void __launch_bounds__(kHostProbeThreads, 1)
+    host_probe_kernel(float4* __restrict__ out, const float4* __restrict__ in, std::uint64_t per_block) {
+  const std::uint64_t begin = per_block * blockIdx.x;
+  copy_span(out, in, begin, begin + per_block);
 }
 
 // The same copy in steps of `per_slice` vectors, each step synchronised as NCCL's Simple protocol
@@ -31,19 +37,11 @@ __global__ void __launch_bounds__(kHostProbeThreads, 1)
 __global__ void __launch_bounds__(kHostProbeThreads, 1)
     host_probe_step_kernel(float4* __restrict__ out, const float4* __restrict__ in, std::uint64_t per_block,
                            std::uint64_t per_slice) {
-  constexpr int U = 8;
-  constexpr std::uint64_t stride = kHostProbeThreads;
   const std::uint64_t begin = per_block * blockIdx.x;
   for (std::uint64_t slice = begin; slice < begin + per_block; slice += per_slice) {
     if (threadIdx.x == 0) (void)*reinterpret_cast<const volatile float*>(in + slice);
     __syncthreads();
-    for (std::uint64_t base = slice + threadIdx.x; base < slice + per_slice; base += U * stride) {
-      float4 v[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = in[base + u * stride];
-#pragma unroll
-      for (int u = 0; u < U; ++u) out[base + u * stride] = v[u];
-    }
+    copy_span(out, in, slice, slice + per_slice);
     __syncthreads();
     if (threadIdx.x == 0) {
       __threadfence_system();
