@@ -30,8 +30,9 @@ TEST_CASE("collectives against published nccl-tests results", "[validation][nccl
   const hardware::Catalog catalog = hardware::Catalog::load();
   const auto sets = load_published_sets(read_data("collective_sets.json"), "collective_sets.json", read_data);
   const auto thresholds = load_thresholds(read_data("collective_thresholds.json"), "collective_thresholds.json");
+  std::vector<SetResult> results;
   for (const ValidationSet& set : sets) {
-    const SetResult r = run_validation(set, catalog, nullptr);
+    const SetResult& r = results.emplace_back(run_validation(set, catalog, nullptr));
     std::cout << "== " << set.name << " (" << set.provenance << ")\n";
     for (const PointResult& p : r.points) {
       char line[256];
@@ -48,6 +49,17 @@ TEST_CASE("collectives against published nccl-tests results", "[validation][nccl
     CHECK(r.median_abs_error <= t->second.median_abs_error);
     CHECK(r.worst_abs_error <= t->second.worst_abs_error);
   }
+  // Each group's median against the fallbacks' record of groups (the same margins as a profile's).
+  int within_target = 0;
+  const std::vector<GroupResult> groups = group_results(results);
+  for (const GroupResult& g : groups) {
+    INFO(group_key(g) << ": median " << g.median_abs_error);
+    const auto t = thresholds.fallbacks.groups.find(group_key(g));
+    REQUIRE(t != thresholds.fallbacks.groups.end());
+    CHECK(g.median_abs_error <= t->second);
+    within_target += g.median_abs_error <= kGroupTarget ? 1 : 0;
+  }
+  std::cout << "fallbacks: " << within_target << " of " << groups.size() << " groups within 10%\n";
 }
 
 // The figures the issue holds the model to on the lent machines come from the built-in profile
