@@ -232,6 +232,8 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"sets", g.sets},
                     {"counted_points", g.points},
                     {"median_abs_error", g.median_abs_error},
+                    {"configurations", g.configurations},
+                    {"config_median_abs_error", g.config_median_abs_error},
                     {"repeat_deviations", g.repeated},
                     {"repeat_spread", g.repeat_spread},
                     {"session_deviations", g.session_compared},
@@ -301,24 +303,28 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     // The groups (collective_validation.hpp): what a machine's measurements of each transport, op,
     // forced algorithm and protocol come to, repeats and in-place columns pooled.
     reports::TextTable gt(
-        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "recorded",
-         "repeat spread", "session spread", "in 1 sd", "in 2 sd", ""},
+        {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "recorded", "configs",
+         "of medians", "repeat spread", "session spread", "in 1 sd", "in 2 sd", ""},
         {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
-         Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT});
-    int within = 0;
+         Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
+         Align::LEFT});
+    int within = 0, within_medians = 0;
     for (const auto& g : groups) {
       const bool over = g.median_abs_error > kGroupTarget;
       within += over ? 0 : 1;
+      within_medians += g.config_median_abs_error > kGroupTarget ? 0 : 1;
       const std::optional<double> t = group_threshold(g);
       std::string flag = over ? "over 10%" : "";
       if (t && g.median_abs_error > *t) flag += std::string(flag.empty() ? "" : ", ") + "EXCEEDED";
       gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
-                  pct_abs(g.median_abs_error), t ? pct_abs(*t) : "-", g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
+                  pct_abs(g.median_abs_error), t ? pct_abs(*t) : "-", std::to_string(g.configurations),
+                  pct_abs(g.config_median_abs_error), g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
                   g.session_compared > 0 ? pct_abs(g.session_spread) : "-", pct_whole(g.within_1sd),
                   pct_whole(g.within_2sd), flag});
     }
     out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
-        << " of " << groups.size() << " within 10%; recorded: the median |error| the thresholds file lets the group reach with these parameters; repeat spread: the median deviation of runs of one configuration "
+        << " of " << groups.size() << " within 10% (" << within_medians
+        << " against their configurations' medians); recorded: the median |error| the thresholds file lets the group reach with these parameters; configs, of medians: the configurations (command and size) behind the points, and the median |error| against each one's median measured time; repeat spread: the median deviation of runs of one configuration "
            "from their median; session spread: the same for its sessions' medians; in 1 sd, in 2 sd: the points "
            "whose measured time lies within the prediction's one and two standard deviations\n";
     gt.write(out, "  ");

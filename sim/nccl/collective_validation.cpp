@@ -615,6 +615,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     int within_1sd = 0, within_2sd = 0;
     std::array<std::vector<double>, kSizeBands.size()> signed_by_band;
     std::map<RunKey, std::vector<std::pair<std::string, double>>> runs;  // session (results file), measured time
+    std::map<RunKey, std::pair<std::vector<double>, std::vector<double>>> configs;  // measured, predicted times
   };
   std::map<Key, Pool> pools;
   for (const SetResult& r : results) {
@@ -643,10 +644,11 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       pool.within_1sd += off <= u ? 1 : 0;
       pool.within_2sd += off <= 2 * u ? 1 : 0;
       pool.signed_by_band[static_cast<std::size_t>(size_band(p.point.size.count()))].push_back(p.error);
-      if (!published) {
-        pool.runs[{config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst}].emplace_back(
-            session, p.point.measured_time_us);
-      }
+      const RunKey where{published ? s.name : config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst};
+      if (!published) pool.runs[where].emplace_back(session, p.point.measured_time_us);
+      auto& [measured, predicted] = pool.configs[where];
+      measured.push_back(p.point.measured_time_us);
+      predicted.push_back(p.prediction.time.microseconds());
     }
   }
   std::vector<GroupResult> out;
@@ -681,6 +683,13 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       const double ms = median(medians);
       for (double x : medians) session_deviations.push_back(std::fabs(x / ms - 1));
     }
+    std::vector<double> config_errors;
+    for (auto& [where, times] : pool.configs) {
+      const double m = median(times.first);
+      config_errors.push_back(std::fabs(median(times.second) / m - 1));
+    }
+    g.configurations = static_cast<int>(config_errors.size());
+    g.config_median_abs_error = median(std::move(config_errors));
     g.repeated = static_cast<int>(deviations.size());
     g.repeat_spread = median(std::move(deviations));
     g.session_compared = static_cast<int>(session_deviations.size());

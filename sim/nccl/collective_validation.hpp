@@ -136,6 +136,12 @@ struct GroupResult {
   int sets = 0;
   int points = 0;  // counted points pooled
   double median_abs_error = 0;
+  // The same against each configuration's typical time: where a configuration (as for the repeat
+  // spread, below) was measured more than once, its points count once, as the median of their
+  // measured times against the median of their predictions; the median of those |errors| over the
+  // group's configurations (each counted size one).
+  int configurations = 0;
+  double config_median_abs_error = 0;
   int repeated = 0;  // deviations behind the repeat spread (0: no configuration measured twice)
   double repeat_spread = 0;
   int session_compared = 0;  // deviations behind the session spread (0: no configuration in two sessions)

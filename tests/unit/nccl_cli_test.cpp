@@ -262,7 +262,8 @@ TEST_CASE("a results file's single launches and repeated runs are sets of their 
 
 TEST_CASE("a machine's measured sets pool into groups by transport, op, algorithm and protocol", "[unit][nccl]") {
   namespace nc = sim::nccl;
-  // Hand-made results: errors given, nothing predicted. Sizes of 1 MiB count, 4 KiB does not.
+  // Hand-made results: errors given, the predicted time the measured one x (1 + error). Sizes of
+  // 1 MiB count, 4 KiB does not.
   const auto set = [](std::string name, int gpus, std::map<std::string, std::string> env) {
     nc::ValidationSet s;
     s.name = std::move(name);
@@ -278,6 +279,7 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
     p.point.size = Bytes::of(size);
     p.point.measured_time_us = us;
     p.error = error;
+    p.prediction.time = Duration::from_seconds(us * (1 + error) * 1e-6);
     p.counted = size >= nc::kCountedFromBytes;
     return p;
   };
@@ -329,6 +331,11 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   // medians 105 and 90, their median 97.5: each deviates by 7.5 / 97.5.
   CHECK(net.session_compared == 2);
   CHECK(net.session_spread == Approx(7.5 / 97.5));
+  // Against each configuration's medians: at 1 MiB measured 100, 110, 90 (median 100) and
+  // predicted 110, 112.2, 94.5 (median 110): 0.10; at 4 MiB measured 400, 380 (median 390) and
+  // predicted 280, 304 (median 292): 98 / 390. The median of the two configurations' errors.
+  CHECK(net.configurations == 2);
+  CHECK(net.config_median_abs_error == Approx((0.10 + 98.0 / 390) / 2));
   // Signed error by size band: 1 MiB is the first byte of "1-16 MiB", 4 MiB in it too; nothing
   // below 1 MiB counts (4 KiB is under 64 KB). Band 1 holds +0.10, +0.02, +0.05, -0.30, -0.20:
   // median +0.02; the other bands are empty.
@@ -361,6 +368,9 @@ TEST_CASE("a machine's measured sets pool into groups by transport, op, algorith
   CHECK(groups[4].transport.empty());
   CHECK(groups[4].algo == "nvls");
   CHECK(groups[4].median_abs_error == Approx(0.10));
+  // Its two sizes are two configurations measured once each: the same figure.
+  CHECK(groups[4].configurations == 2);
+  CHECK(groups[4].config_median_abs_error == Approx(0.10));
 
   // A family that names its machine pools apart from the system's other machines: the one-rank
   // set measured on another machine makes a group of its own (median of its one point, 0.30),
