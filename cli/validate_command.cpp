@@ -32,7 +32,7 @@ struct ValidateArgs {
   std::vector<std::string> results;
   std::string system;
   std::string data_dir;
-  std::string calibration;
+  std::vector<std::string> calibrations;  // profiles: the first for every set, the others for their own machine's
   std::string format = "text";
   bool check = false;
   std::string record_thresholds;  // thresholds file to update with this run's errors
@@ -112,14 +112,28 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     std::erase_if(sets, [&](const nc::ValidationSet& s) { return !std::regex_search(s.name, re); });
     if (sets.empty()) throw InputError("", "--sets", "no set's name matches '" + a.sets_pattern + "'");
   }
-  std::optional<hardware::CalibrationProfile> profile;
-  if (!a.calibration.empty()) {
-    profile = std::filesystem::exists(a.calibration) ? hardware::CalibrationProfile::load(a.calibration)
-                                                     : hardware::CalibrationProfile::builtin(a.calibration);
+  // The profiles: the first answers for every set (on its GPU), each further one for the sets of
+  // the machine it was fitted on (its provenance's machine, the name a family of sets gives its
+  // machine in collective_sets.json): a host's calls cost what that host's cost, so a machine
+  // calibrated on its own is predicted with its own profile.
+  std::vector<hardware::CalibrationProfile> profiles;
+  for (const auto& c : a.calibrations) {
+    profiles.push_back(std::filesystem::exists(c) ? hardware::CalibrationProfile::load(c)
+                                                  : hardware::CalibrationProfile::builtin(c));
   }
-  // The thresholds recorded for these parameters: the fallbacks' without a profile, the profile's
-  // own with one (none where it has no record: a profile fitted elsewhere is judged by nothing).
-  const std::string profile_name = profile ? profile->name() : std::string();
+  for (std::size_t i = 1; i < profiles.size(); ++i) {
+    if (profiles[i].provenance().machine.empty()) {
+      throw InputError(a.calibrations[i], "provenance.machine",
+                       "expected the machine the profile was fitted on (a further --calibration answers for that "
+                       "machine's sets; calibrate fit --machine names it)");
+    }
+  }
+  const hardware::CalibrationProfile* profile = profiles.empty() ? nullptr : &profiles.front();
+  // The thresholds recorded for these parameters: the fallbacks' without a profile, the profiles'
+  // own with them, named as given and joined by " + " (none where they have no record: a profile
+  // fitted elsewhere is judged by nothing).
+  std::string profile_name;
+  for (const auto& p : profiles) profile_name += (profile_name.empty() ? "" : " + ") + p.name();
   const nc::Thresholds no_record;
   const auto recorded = profile ? threshold_file.profiles.find(profile_name) : threshold_file.profiles.end();
   const nc::Thresholds& record =
@@ -132,7 +146,11 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
   }
   const auto& thresholds = record.sets;
   std::vector<nc::SetResult> results;
-  for (const auto& s : sets) results.push_back(nc::run_validation(s, ctx.catalog(), profile ? &*profile : nullptr));
+  std::vector<const hardware::CalibrationProfile*> used;  // the profile each result ran on
+  for (const auto& s : sets) {
+    used.push_back(nc::profile_for_set(profiles, s));
+    results.push_back(nc::run_validation(s, ctx.catalog(), used.back()));
+  }
   // Where the parameters come from, and which sets a profile was fitted on (those score in
   // sample: a held-out check fits on other files, or on alternate sizes with `calibrate fit`). A
   // profile applies only to sets on the GPU it was fitted on (run_validation); each set says
@@ -147,10 +165,18 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                         (files.empty() ? std::string("unnamed results") : files) + ") on sets whose GPU is its " +
                         (gpu.empty() ? std::string("(unnamed, so every set)") : gpu) +
                         ", NCCL and catalog fallbacks for the rest";
+    for (std::size_t i = 1; i < profiles.size(); ++i) {
+      std::string more;
+      for (const auto& r : profiles[i].provenance().results) more += (more.empty() ? "" : ", ") + r;
+      parameters_source += "; calibration profile " + profiles[i].name() + " (fitted from " +
+                           (more.empty() ? std::string("unnamed results") : more) + ") instead on the sets of " +
+                           profiles[i].provenance().machine;
+    }
   }
   auto in_sample = [&](const nc::SetResult& r) {
-    if (!profile || !r.profile_applied) return false;
-    for (const auto& f : profile->provenance().results) {
+    const auto* used_profile = used[static_cast<std::size_t>(&r - results.data())];
+    if (used_profile == nullptr || !r.profile_applied) return false;
+    for (const auto& f : used_profile->provenance().results) {
       const std::string base = std::filesystem::path(f).filename().string();
       if (!base.empty() && r.set->provenance.find(base) != std::string::npos) return true;
     }
@@ -369,7 +395,10 @@ void add_validate_command(CLI::App& app, Context& ctx) {
   coll->add_option("--system", args->system, "Catalog system of the results files when they name no instance type");
   coll->add_option("--data", args->data_dir, "Directory with the validation data (default: the built-in copies)")
       ->check(CLI::ExistingDirectory);
-  coll->add_option("--calibration", args->calibration, "Calibration profile file or built-in name");
+  coll->add_option("--calibration", args->calibrations,
+                   "Calibration profile file or built-in name; repeated, each further profile answers for the sets of "
+                   "the machine it was fitted on (its provenance's machine)")
+      ->take_all();
   coll->add_option("--format", args->format, "text or json")->check(CLI::IsMember({"text", "json"}));
   coll->add_flag("--check", args->check,
                  "Exit 1 when a set's or group's error exceeds the threshold recorded for these parameters");

@@ -451,6 +451,14 @@ bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_g
   return catalog_gpu.rfind(name, 0) == 0;
 }
 
+const hardware::CalibrationProfile* profile_for_set(const std::vector<hardware::CalibrationProfile>& profiles,
+                                                    const ValidationSet& set) {
+  for (std::size_t i = 1; i < profiles.size(); ++i) {
+    if (!set.machine.empty() && profiles[i].provenance().machine == set.machine) return &profiles[i];
+  }
+  return profiles.empty() ? nullptr : &profiles.front();
+}
+
 SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
                          const hardware::CalibrationProfile* profile) {
   SetResult r;

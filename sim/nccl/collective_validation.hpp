@@ -227,4 +227,11 @@ bool profile_gpu_matches(std::string_view fitted_gpu, std::string_view catalog_g
 SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
                          const hardware::CalibrationProfile* profile);
 
+// The profile a set runs on when several are given (validate collectives --calibration, repeated):
+// a further profile (after the first) whose provenance's machine is the machine the set's family
+// names (ValidationSet::machine) answers for it, since a host's own costs (a call, a launch) are
+// that host's; every other set takes the first. Null when `profiles` is empty.
+const hardware::CalibrationProfile* profile_for_set(const std::vector<hardware::CalibrationProfile>& profiles,
+                                                    const ValidationSet& set);
+
 }  // namespace clustersim::sim::nccl

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "hardware/calibration_profile.hpp"
 #include "sim/nccl/collective_validation.hpp"
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
@@ -440,4 +441,32 @@ TEST_CASE("validate collectives --summary --check still fails on a set past its 
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("EXCEEDED"));
   CHECK(run({"validate", "collectives", "--data", data.string(), "--sets", "^p5-allreduce-2-nodes", "--check"}).rc == 0);
+}
+
+TEST_CASE("validate collectives takes further profiles for the sets of their own machine", "[unit][cli][nccl]") {
+  // The lent 1 x H200 machine's 2026-12-02 one-rank sets with the built-in 4 x H200 profile first
+  // and the machine's own (provenance machine "lent 1 x H200", its family's machine) second: each
+  // set says it ran on the second.
+  const Result r = run({"validate", "collectives", "--calibration", "hgx-h200-4gpu-2026-11", "--calibration",
+                        "lent-1xh200-2026-12", "--sets", "^h200x1-host-profile/", "--format", "json"});
+  REQUIRE(r.rc == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc.at("sets").size() == 42);  // 7 ops x 3 runs x out of place and in place
+  for (const auto& s : doc.at("sets")) CHECK_THAT(s.at("parameters").get<std::string>(), Catch::Contains("lent-1xh200-2026-12"));
+  // The first profile alone: the same sets run on the 4 x H200 host's.
+  const Result first = run({"validate", "collectives", "--calibration", "hgx-h200-4gpu-2026-11", "--sets",
+                            "^h200x1-host-profile/", "--format", "json"});
+  REQUIRE(first.rc == 0);
+  for (const auto& s : nlohmann::json::parse(first.out).at("sets")) {
+    CHECK_THAT(s.at("parameters").get<std::string>(), Catch::Contains("hgx-h200-4gpu-2026-11"));
+  }
+  // A further profile that names no machine answers for nothing: exit 2, naming the key.
+  testing::TempDir dir;
+  auto profile = hardware::CalibrationProfile::builtin("lent-1xh200-2026-12").to_json();
+  profile["provenance"]["machine"] = "";
+  const auto path = dir.write("nameless.json", profile.dump());
+  const Result bad = run({"validate", "collectives", "--calibration", "hgx-h200-4gpu-2026-11", "--calibration",
+                          path.string(), "--summary"});
+  CHECK(bad.rc == 2);
+  CHECK_THAT(bad.err, Catch::Contains("provenance.machine"));
 }

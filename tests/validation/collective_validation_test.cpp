@@ -67,16 +67,25 @@ TEST_CASE("collectives against published nccl-tests results", "[validation][nccl
 // `clustersim validate collectives --calibration hgx-h200-4gpu-2026-11 --record-thresholds
 // tests/validation/data/collective_thresholds.json` (record_thresholds: the errors then, plus 3
 // and 5 points a set, 2 a group, and no group within 10% allowed past it). A set or group the
-// record lacks fails too: new data come with their thresholds.
-TEST_CASE("collectives with the built-in profile stay within its recorded thresholds", "[validation][nccl]") {
+// record lacks fails too: new data come with their thresholds. The same with the lent 1 x H200
+// machine's own profile for that machine's sets (`--calibration hgx-h200-4gpu-2026-11
+// --calibration lent-1xh200-2026-12`, recorded under both names joined by " + ").
+namespace {
+
+void check_profiles_record(const std::vector<std::string>& names) {
   const hardware::Catalog catalog = hardware::Catalog::load();
   const auto sets = load_published_sets(read_data("collective_sets.json"), "collective_sets.json", read_data);
   const ThresholdFile file = load_thresholds(read_data("collective_thresholds.json"), "collective_thresholds.json");
-  const hardware::CalibrationProfile profile = hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11");
-  const auto record = file.profiles.find(profile.name());
+  std::vector<hardware::CalibrationProfile> profiles;
+  std::string key;
+  for (const auto& n : names) {
+    profiles.push_back(hardware::CalibrationProfile::builtin(n));
+    key += (key.empty() ? "" : " + ") + n;
+  }
+  const auto record = file.profiles.find(key);
   REQUIRE(record != file.profiles.end());
   std::vector<SetResult> results;
-  for (const ValidationSet& set : sets) results.push_back(run_validation(set, catalog, &profile));
+  for (const ValidationSet& set : sets) results.push_back(run_validation(set, catalog, profile_for_set(profiles, set)));
   int within_target = 0;
   for (const SetResult& r : results) {
     INFO(r.set->name << ": median " << r.median_abs_error << ", worst " << r.worst_abs_error);
@@ -93,5 +102,19 @@ TEST_CASE("collectives with the built-in profile stay within its recorded thresh
     CHECK(g.median_abs_error <= t->second);
     within_target += g.median_abs_error <= kGroupTarget ? 1 : 0;
   }
-  std::cout << "built-in profile: " << within_target << " of " << groups.size() << " groups within 10%\n";
+  std::cout << key << ": " << within_target << " of " << groups.size() << " groups within 10%\n";
+}
+
+}  // namespace
+
+TEST_CASE("collectives with the built-in profile stay within its recorded thresholds", "[validation][nccl]") {
+  check_profiles_record({"hgx-h200-4gpu-2026-11"});
+}
+
+TEST_CASE("collectives with the lent 1 x H200 machine on its own profile stay within their record", "[validation][nccl]") {
+  // The machine's sets take the profile fitted on its own harness run (profile_for_set), every
+  // other set the built-in one.
+  const auto own = hardware::CalibrationProfile::builtin("lent-1xh200-2026-12");
+  CHECK(own.provenance().machine == "lent 1 x H200");
+  check_profiles_record({"hgx-h200-4gpu-2026-11", "lent-1xh200-2026-12"});
 }
