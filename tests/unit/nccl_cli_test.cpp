@@ -457,7 +457,8 @@ TEST_CASE("validate collectives takes further profiles for the sets of their own
   const Result first = run({"validate", "collectives", "--calibration", "hgx-h200-4gpu-2026-11", "--sets",
                             "^h200x1-host-profile/", "--format", "json"});
   REQUIRE(first.rc == 0);
-  for (const auto& s : nlohmann::json::parse(first.out).at("sets")) {
+  const auto first_doc = nlohmann::json::parse(first.out);
+  for (const auto& s : first_doc.at("sets")) {
     CHECK_THAT(s.at("parameters").get<std::string>(), Catch::Contains("hgx-h200-4gpu-2026-11"));
   }
   // A further profile that names no machine answers for nothing: exit 2, naming the key.
