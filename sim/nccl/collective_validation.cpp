@@ -615,8 +615,9 @@ int size_band(long long bytes) {
 
 std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
-  // A configuration's point: configuration, op, size, pair.
-  using RunKey = std::tuple<std::string, std::string, long long, int, int>;
+  // A configuration's point: configuration, op, size, pair, nodes (a published set holds one size at
+  // several node counts).
+  using RunKey = std::tuple<std::string, std::string, long long, int, int, int>;
   struct Pool {
     std::set<const ValidationSet*> sets;
     std::vector<double> errors;
@@ -652,7 +653,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       pool.within_1sd += off <= u ? 1 : 0;
       pool.within_2sd += off <= 2 * u ? 1 : 0;
       pool.signed_by_band[static_cast<std::size_t>(size_band(p.point.size.count()))].push_back(p.error);
-      const RunKey where{published ? s.name : config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst};
+      const RunKey where{published ? s.name : config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst,
+                         p.point.nodes};
       if (!published) pool.runs[where].emplace_back(session, p.point.measured_time_us);
       auto& [measured, predicted] = pool.configs[where];
       measured.push_back(p.point.measured_time_us);
