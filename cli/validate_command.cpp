@@ -132,8 +132,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
   // The thresholds recorded for these parameters: the fallbacks' without a profile, the profiles'
   // own with them, named as given and joined by " + " (none where they have no record: a profile
   // fitted elsewhere is judged by nothing).
-  std::string profile_name;
-  for (const auto& p : profiles) profile_name += (profile_name.empty() ? "" : " + ") + p.name();
+  const std::string profile_name = nc::profiles_record_name(profiles);
   const nc::Thresholds no_record;
   const auto recorded = profile ? threshold_file.profiles.find(profile_name) : threshold_file.profiles.end();
   const nc::Thresholds& record =
@@ -146,11 +145,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
   }
   const auto& thresholds = record.sets;
   std::vector<nc::SetResult> results;
-  std::vector<const hardware::CalibrationProfile*> used;  // the profile each result ran on
-  for (const auto& s : sets) {
-    used.push_back(nc::profile_for_set(profiles, s));
-    results.push_back(nc::run_validation(s, ctx.catalog(), used.back()));
-  }
+  for (const auto& s : sets) results.push_back(nc::run_validation(s, ctx.catalog(), nc::profile_for_set(profiles, s)));
   // Where the parameters come from, and which sets a profile was fitted on (those score in
   // sample: a held-out check fits on other files, or on alternate sizes with `calibrate fit`). A
   // profile applies only to sets on the GPU it was fitted on (run_validation); each set says
@@ -158,25 +153,24 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
   std::string parameters_source =
       "NCCL and catalog fallbacks only (no calibration profile): no parameter was fitted on these sets";
   if (profile) {
-    std::string files;
-    for (const auto& r : profile->provenance().results) files += (files.empty() ? "" : ", ") + r;
+    // "calibration profile NAME (fitted from FILE, FILE)"
+    auto fitted_from = [](const hardware::CalibrationProfile& p) {
+      std::string files;
+      for (const auto& r : p.provenance().results) files += (files.empty() ? "" : ", ") + r;
+      return "calibration profile " + p.name() + " (fitted from " +
+             (files.empty() ? std::string("unnamed results") : files) + ")";
+    };
     const std::string gpu = profile->provenance().gpu;
-    parameters_source = "calibration profile " + profile->name() + " (fitted from " +
-                        (files.empty() ? std::string("unnamed results") : files) + ") on sets whose GPU is its " +
+    parameters_source = fitted_from(*profile) + " on sets whose GPU is its " +
                         (gpu.empty() ? std::string("(unnamed, so every set)") : gpu) +
                         ", NCCL and catalog fallbacks for the rest";
     for (std::size_t i = 1; i < profiles.size(); ++i) {
-      std::string more;
-      for (const auto& r : profiles[i].provenance().results) more += (more.empty() ? "" : ", ") + r;
-      parameters_source += "; calibration profile " + profiles[i].name() + " (fitted from " +
-                           (more.empty() ? std::string("unnamed results") : more) + ") instead on the sets of " +
-                           profiles[i].provenance().machine;
+      parameters_source += "; " + fitted_from(profiles[i]) + " instead on the sets of " + profiles[i].provenance().machine;
     }
   }
   auto in_sample = [&](const nc::SetResult& r) {
-    const auto* used_profile = used[static_cast<std::size_t>(&r - results.data())];
-    if (used_profile == nullptr || !r.profile_applied) return false;
-    for (const auto& f : used_profile->provenance().results) {
+    if (r.profile == nullptr || !r.profile_applied) return false;
+    for (const auto& f : r.profile->provenance().results) {
       const std::string base = std::filesystem::path(f).filename().string();
       if (!base.empty() && r.set->provenance.find(base) != std::string::npos) return true;
     }

@@ -459,10 +459,17 @@ const hardware::CalibrationProfile* profile_for_set(const std::vector<hardware::
   return profiles.empty() ? nullptr : &profiles.front();
 }
 
+std::string profiles_record_name(const std::vector<hardware::CalibrationProfile>& profiles) {
+  std::string name;
+  for (const auto& p : profiles) name += (name.empty() ? "" : " + ") + p.name();
+  return name;
+}
+
 SetResult run_validation(const ValidationSet& set, const hardware::Catalog& catalog,
                          const hardware::CalibrationProfile* profile) {
   SetResult r;
   r.set = &set;
+  r.profile = profile;
   // The profile's parameters are figures of the GPU it was fitted on: points on other GPUs run on
   // the fallbacks. The GPUs of the set's points, with whether the profile fits them.
   std::map<std::string, bool> gpus;

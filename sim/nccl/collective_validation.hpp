@@ -73,6 +73,7 @@ struct SetResult {
   // systems) or NCCL's and the catalog's fallbacks, and why.
   std::string parameters;
   bool profile_applied = false;  // the profile was used for at least one of the set's points
+  const hardware::CalibrationProfile* profile = nullptr;  // the profile the set was given (may be null)
   std::vector<PointResult> points;
   int counted = 0;
   double median_abs_error = 0;
@@ -233,5 +234,10 @@ SetResult run_validation(const ValidationSet& set, const hardware::Catalog& cata
 // that host's; every other set takes the first. Null when `profiles` is empty.
 const hardware::CalibrationProfile* profile_for_set(const std::vector<hardware::CalibrationProfile>& profiles,
                                                     const ValidationSet& set);
+
+// The name the thresholds file records a run's parameters under: the profiles' names joined by
+// " + " in the order given ("hgx-h200-4gpu-2026-11 + lent-1xh200-2026-12"); empty for none (the
+// fallbacks' section).
+std::string profiles_record_name(const std::vector<hardware::CalibrationProfile>& profiles);
 
 }  // namespace clustersim::sim::nccl

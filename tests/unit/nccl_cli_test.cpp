@@ -9,6 +9,7 @@
 
 #include "cli/app.hpp"
 #include "hardware/calibration_profile.hpp"
+#include "hardware/catalog.hpp"
 #include "sim/nccl/collective_validation.hpp"
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
@@ -470,4 +471,30 @@ TEST_CASE("validate collectives takes further profiles for the sets of their own
                           path.string(), "--summary"});
   CHECK(bad.rc == 2);
   CHECK_THAT(bad.err, Catch::Contains("provenance.machine"));
+}
+
+TEST_CASE("several profiles: which one a set runs on, and the name their record goes under", "[unit][nccl]") {
+  std::vector<hardware::CalibrationProfile> profiles{hardware::CalibrationProfile::builtin("hgx-h200-4gpu-2026-11"),
+                                                     hardware::CalibrationProfile::builtin("lent-1xh200-2026-12")};
+  // The record's name: the names in the order given, joined by " + "; none for no profile.
+  CHECK(sim::nccl::profiles_record_name(profiles) == "hgx-h200-4gpu-2026-11 + lent-1xh200-2026-12");
+  CHECK(sim::nccl::profiles_record_name({profiles.front()}) == "hgx-h200-4gpu-2026-11");
+  CHECK(sim::nccl::profiles_record_name({}).empty());
+  // A set of the second profile's machine runs on it; any other set, and one that names no
+  // machine, on the first; the result carries the profile it was given.
+  sim::nccl::ValidationSet own;
+  own.name = "own";
+  own.machine = "lent 1 x H200";
+  sim::nccl::ValidationSet other = own;
+  other.machine = "lent 4 x H200";
+  sim::nccl::ValidationSet unnamed = own;
+  unnamed.machine.clear();
+  CHECK(sim::nccl::profile_for_set(profiles, own) == &profiles[1]);
+  CHECK(sim::nccl::profile_for_set(profiles, other) == &profiles[0]);
+  CHECK(sim::nccl::profile_for_set(profiles, unnamed) == &profiles[0]);
+  CHECK(sim::nccl::profile_for_set({}, own) == nullptr);
+  const hardware::Catalog catalog = hardware::Catalog::load();
+  const auto r = sim::nccl::run_validation(own, catalog, sim::nccl::profile_for_set(profiles, own));
+  CHECK(r.profile == &profiles[1]);
+  CHECK(sim::nccl::run_validation(own, catalog, nullptr).profile == nullptr);
 }

@@ -24,6 +24,30 @@ namespace {
 
 std::string read_data(const std::string& name) { return testing::read_validation_data(name); }
 
+// A set's median and worst |error| against the record of the parameters it ran on; a set the
+// record lacks fails (new data come with their thresholds).
+void check_set(const SetResult& r, const Thresholds& record) {
+  INFO(r.set->name << ": median " << r.median_abs_error << ", worst " << r.worst_abs_error);
+  const auto t = record.sets.find(r.set->name);
+  REQUIRE(t != record.sets.end());
+  CHECK(r.median_abs_error <= t->second.median_abs_error);
+  CHECK(r.worst_abs_error <= t->second.worst_abs_error);
+}
+
+// Each group's median against the record's groups (a group the record lacks fails); returns how
+// many groups are within the 10% target.
+int check_groups(const std::vector<SetResult>& results, const Thresholds& record) {
+  int within_target = 0;
+  for (const GroupResult& g : group_results(results)) {
+    INFO(group_key(g) << ": median " << g.median_abs_error);
+    const auto t = record.groups.find(group_key(g));
+    REQUIRE(t != record.groups.end());
+    CHECK(g.median_abs_error <= t->second);
+    within_target += g.median_abs_error <= kGroupTarget ? 1 : 0;
+  }
+  return within_target;
+}
+
 }  // namespace
 
 TEST_CASE("collectives against published nccl-tests results", "[validation][nccl]") {
@@ -43,23 +67,11 @@ TEST_CASE("collectives against published nccl-tests results", "[validation][nccl
       std::cout << line;
     }
     std::cout << "   median |error| " << 100 * r.median_abs_error << "%, worst " << 100 * r.worst_abs_error << "%\n";
-    INFO(set.name << ": median " << r.median_abs_error << ", worst " << r.worst_abs_error);
-    const auto t = thresholds.fallbacks.sets.find(set.name);
-    REQUIRE(t != thresholds.fallbacks.sets.end());
-    CHECK(r.median_abs_error <= t->second.median_abs_error);
-    CHECK(r.worst_abs_error <= t->second.worst_abs_error);
+    check_set(r, thresholds.fallbacks);
   }
   // Each group's median against the fallbacks' record of groups (the same margins as a profile's).
-  int within_target = 0;
-  const std::vector<GroupResult> groups = group_results(results);
-  for (const GroupResult& g : groups) {
-    INFO(group_key(g) << ": median " << g.median_abs_error);
-    const auto t = thresholds.fallbacks.groups.find(group_key(g));
-    REQUIRE(t != thresholds.fallbacks.groups.end());
-    CHECK(g.median_abs_error <= t->second);
-    within_target += g.median_abs_error <= kGroupTarget ? 1 : 0;
-  }
-  std::cout << "fallbacks: " << within_target << " of " << groups.size() << " groups within 10%\n";
+  const int within_target = check_groups(results, thresholds.fallbacks);
+  std::cout << "fallbacks: " << within_target << " of " << group_results(results).size() << " groups within 10%\n";
 }
 
 // The figures the issue holds the model to on the lent machines come from the built-in profile
@@ -77,32 +89,15 @@ void check_profiles_record(const std::vector<std::string>& names) {
   const auto sets = load_published_sets(read_data("collective_sets.json"), "collective_sets.json", read_data);
   const ThresholdFile file = load_thresholds(read_data("collective_thresholds.json"), "collective_thresholds.json");
   std::vector<hardware::CalibrationProfile> profiles;
-  std::string key;
-  for (const auto& n : names) {
-    profiles.push_back(hardware::CalibrationProfile::builtin(n));
-    key += (key.empty() ? "" : " + ") + n;
-  }
+  for (const auto& n : names) profiles.push_back(hardware::CalibrationProfile::builtin(n));
+  const std::string key = profiles_record_name(profiles);
   const auto record = file.profiles.find(key);
   REQUIRE(record != file.profiles.end());
   std::vector<SetResult> results;
   for (const ValidationSet& set : sets) results.push_back(run_validation(set, catalog, profile_for_set(profiles, set)));
-  int within_target = 0;
-  for (const SetResult& r : results) {
-    INFO(r.set->name << ": median " << r.median_abs_error << ", worst " << r.worst_abs_error);
-    const auto t = record->second.sets.find(r.set->name);
-    REQUIRE(t != record->second.sets.end());
-    CHECK(r.median_abs_error <= t->second.median_abs_error);
-    CHECK(r.worst_abs_error <= t->second.worst_abs_error);
-  }
-  const std::vector<GroupResult> groups = group_results(results);
-  for (const GroupResult& g : groups) {
-    INFO(group_key(g) << ": median " << g.median_abs_error);
-    const auto t = record->second.groups.find(group_key(g));
-    REQUIRE(t != record->second.groups.end());
-    CHECK(g.median_abs_error <= t->second);
-    within_target += g.median_abs_error <= kGroupTarget ? 1 : 0;
-  }
-  std::cout << key << ": " << within_target << " of " << groups.size() << " groups within 10%\n";
+  for (const SetResult& r : results) check_set(r, record->second);
+  const int within_target = check_groups(results, record->second);
+  std::cout << key << ": " << within_target << " of " << group_results(results).size() << " groups within 10%\n";
 }
 
 }  // namespace
