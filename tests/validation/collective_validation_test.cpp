@@ -36,9 +36,9 @@ void check_set(const SetResult& r, const Thresholds& record) {
 
 // Each group's median against the record's groups (a group the record lacks fails); returns how
 // many groups are within the 10% target.
-int check_groups(const std::vector<SetResult>& results, const Thresholds& record) {
+int check_groups(const std::vector<GroupResult>& groups, const Thresholds& record) {
   int within_target = 0;
-  for (const GroupResult& g : group_results(results)) {
+  for (const GroupResult& g : groups) {
     INFO(group_key(g) << ": median " << g.median_abs_error);
     const auto t = record.groups.find(group_key(g));
     REQUIRE(t != record.groups.end());
@@ -70,8 +70,9 @@ TEST_CASE("collectives against published nccl-tests results", "[validation][nccl
     check_set(r, thresholds.fallbacks);
   }
   // Each group's median against the fallbacks' record of groups (the same margins as a profile's).
-  const int within_target = check_groups(results, thresholds.fallbacks);
-  std::cout << "fallbacks: " << within_target << " of " << group_results(results).size() << " groups within 10%\n";
+  const std::vector<GroupResult> groups = group_results(results);
+  const int within_target = check_groups(groups, thresholds.fallbacks);
+  std::cout << "fallbacks: " << within_target << " of " << groups.size() << " groups within 10%\n";
 }
 
 // The figures the issue holds the model to on the lent machines come from the built-in profile
@@ -96,8 +97,9 @@ void check_profiles_record(const std::vector<std::string>& names) {
   std::vector<SetResult> results;
   for (const ValidationSet& set : sets) results.push_back(run_validation(set, catalog, profile_for_set(profiles, set)));
   for (const SetResult& r : results) check_set(r, record->second);
-  const int within_target = check_groups(results, record->second);
-  std::cout << key << ": " << within_target << " of " << group_results(results).size() << " groups within 10%\n";
+  const std::vector<GroupResult> groups = group_results(results);
+  const int within_target = check_groups(groups, record->second);
+  std::cout << key << ": " << within_target << " of " << groups.size() << " groups within 10%\n";
 }
 
 }  // namespace
