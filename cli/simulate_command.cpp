@@ -66,7 +66,17 @@ nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e)
                     {"exposed_comm_s", e.breakdown.exposed_comm_s},
                     {"pipeline_bubble_s", e.breakdown.pipeline_bubble_s},
                     {"optimizer_s", e.breakdown.optimizer_s},
-                    {"offload_s", e.breakdown.offload_s}};
+                    {"offload_s", e.breakdown.offload_s},
+                    {"host_s", e.breakdown.host_s}};
+  if (e.host.cpu_work) {
+    j["host"] = {{"threads_per_rank", e.host.threads_per_rank},
+                 {"cores_per_rank", e.host.cores_per_rank},
+                 {"ranks_per_node", e.host.ranks_per_node},
+                 {"threads_from", e.host.threads_from},
+                 {"cpu_adam_s", e.host.cpu_adam_s},
+                 {"cpu_optimizer_s", e.host.cpu_optimizer_s},
+                 {"hooks_s", e.host.hooks_s}};
+  }
   j["memory"] = {{"peak_bytes", e.memory.peak.count()},
                  {"weights_bytes", e.memory.weights.count()},
                  {"gradients_bytes", e.memory.gradients.count()},
@@ -122,7 +132,17 @@ std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
   bt.add_row({"pipeline bubble", seconds(e.breakdown.pipeline_bubble_s), pct(e.breakdown.pipeline_bubble_s)});
   bt.add_row({"optimizer", seconds(e.breakdown.optimizer_s), pct(e.breakdown.optimizer_s)});
   bt.add_row({"offload", seconds(e.breakdown.offload_s), pct(e.breakdown.offload_s)});
+  if (e.host.cpu_work) bt.add_row({"host (CPU thread)", seconds(e.breakdown.host_s), pct(e.breakdown.host_s)});
   bt.write(o);
+  if (e.host.cpu_work) {
+    o << "\nHost (one rank): " << e.host.threads_per_rank << " thread(s) on " << fixed(e.host.cores_per_rank, 2)
+      << " core(s), " << e.host.ranks_per_node << " rank(s) a node; " << e.host.threads_from << "\n";
+    if (e.host.cpu_optimizer_s > 0) {
+      o << "  CPU optimizer:  " << seconds(e.host.cpu_optimizer_s) << " (CPU Adam " << seconds(e.host.cpu_adam_s)
+        << ")\n";
+    }
+    if (e.host.hooks_s > 0) o << "  module hooks:   " << seconds(e.host.hooks_s) << " of CPU time a step\n";
+  }
   if (!e.comms.empty()) {
     o << "\nCollectives (critical rank, whole step):\n";
     reports::TextTable ct({"collective", "group", "transport", "algorithm", "calls", "bytes", "busy", "exposed"});

@@ -186,6 +186,33 @@ HostModel::HostModel(const hardware::NodeSpec& node, hardware::ParameterSet& ps)
                                 : adam_per_core_ * cores_;
   adam_node_ = ps.ratio(cp::kCpuAdamNode, node_limit,
                         "default: host memory bandwidth x efficiency / 30 B per parameter", 0.4);
+  zero3_hook_ = ps.duration(cp::kZero3ModuleHook, Duration::from_seconds(D::zero3_module_hook_s),
+                            "default: DeepSpeed ZeRO-3's Python hooks around one module", 0.5);
+}
+
+HostThreads host_threads(const ClusterSpec& c, const hardware::NodeSpec& node) {
+  HostThreads h;
+  const hardware::HostSpec& host = node.host();
+  const int physical = std::max(1, host.cores);
+  const int logical = node.instance != nullptr && node.instance->vcpus > 0 ? node.instance->vcpus : 2 * physical;
+  h.ranks_on_node = std::max(1, c.gpus_per_node);
+  h.ranks_per_pod = std::max(1, std::min(c.gpus_per_pod, c.gpus_per_node));
+  const double visible = c.cpus_per_pod ? std::min<double>(*c.cpus_per_pod, logical) : logical;
+  if (c.omp_num_threads) {
+    h.threads = *c.omp_num_threads;
+    h.why = "OMP_NUM_THREADS=" + std::to_string(h.threads) + " in the pod";
+  } else if (c.launcher == Launcher::TORCHRUN && h.ranks_per_pod > 1) {
+    h.threads = 1;
+    h.why = "torchrun sets OMP_NUM_THREADS=1 when it starts " + std::to_string(h.ranks_per_pod) +
+            " processes per pod";
+  } else {
+    h.threads = std::max(1, static_cast<int>(std::floor(visible)));
+    h.why = std::string("OpenMP's default under ") + std::string(to_string(c.launcher)) + ": every CPU the pod sees (" +
+            std::to_string(h.threads) + (c.cpus_per_pod ? ", its CPU limit)" : " logical CPUs of the host)");
+  }
+  const double limit = (c.cpus_per_pod ? *c.cpus_per_pod : static_cast<double>(physical)) / h.ranks_per_pod;
+  h.cores = std::min({static_cast<double>(h.threads), limit, static_cast<double>(physical) / h.ranks_on_node});
+  return h;
 }
 
 Bandwidth HostModel::copy_bandwidth(bool host_to_device, bool pinned, int concurrent) const {
@@ -203,6 +230,20 @@ double HostModel::cpu_adam_rate(int ranks) const {
 
 Duration HostModel::cpu_adam_time(std::int64_t params, int ranks) const {
   return Duration::from_seconds(static_cast<double>(params) / cpu_adam_rate(ranks));
+}
+
+double HostModel::cpu_adam_rate(double cores, int ranks) const {
+  ranks = std::max(1, ranks);
+  return std::min(adam_per_core_ * std::max(cores, 1e-3), adam_node_ / ranks);
+}
+
+Duration HostModel::cpu_adam_time(std::int64_t params, double cores, int ranks) const {
+  return Duration::from_seconds(static_cast<double>(params) / cpu_adam_rate(cores, ranks));
+}
+
+Duration HostModel::cpu_stream_time(Bytes bytes, double cores, int ranks) const {
+  const double rate = cpu_adam_rate(cores, ranks) * cp::Defaults::cpu_adam_bytes_per_param;
+  return Duration::from_seconds(bytes.as_double() / rate);
 }
 
 void check_gpu_supports(const TrainingSpec& training, const hardware::GpuSpec& gpu, const std::string& file) {

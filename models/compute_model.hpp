@@ -55,6 +55,12 @@
 //        ~10 GB/s; Adam reads fp32 param, grad, m, v and writes param, m, v and a bf16 copy: ~30 B)
 //   host.cpu_adam.node_params_per_second  the node's memory-bound limit: sockets x memory
 //        bandwidth x host.memory.efficiency / 30 B
+//   host.deepspeed.zero3_module_hook  the CPU time of DeepSpeed ZeRO-3's hooks around one module's
+//        forward or backward (fetch_sub_module, release_sub_module and their trace bookkeeping,
+//        partitioned_param_coordinator.py): 150 us (Python over ~10 parameters' state)
+// CPU work runs on the rank's threads (host_threads): a rank gets
+//   cores = min(threads, the pod's CPU limit / its processes, physical cores / ranks of the node)
+// and a pass over host memory moves min(cores x 30 B x per-core Adam rate, node limit / ranks).
 // Every default is recorded in the ParameterSet as uncalibrated with a widened uncertainty.
 
 #include <cstdint>
@@ -104,6 +110,21 @@ class ComputeModel {
   double strided_rate_ = 0;  // elements per second
 };
 
+// The CPU threads of one rank's host work (DeepSpeed CPU Adam's OpenMP loop, PyTorch's intra-op
+// pool) and the physical cores they get while every rank of the node works at once.
+struct HostThreads {
+  int ranks_on_node = 1;   // processes of the job on one node
+  int ranks_per_pod = 1;   // processes one pod's launcher starts
+  int threads = 1;         // OMP_NUM_THREADS in effect for each
+  double cores = 1;        // physical cores one rank's threads get
+  std::string why;         // where `threads` comes from, in words
+};
+
+// Threads from the placement: OMP_NUM_THREADS as set in the pod, else the launcher's rule
+// (scenario.hpp Launcher), else OpenMP's default of every CPU the pod sees (its CPU limit, or the
+// host's logical CPUs); cores = min(threads, limit / ranks_per_pod, physical cores / ranks_on_node).
+HostThreads host_threads(const ClusterSpec& cluster, const hardware::NodeSpec& node);
+
 // The host side of offloading for one node.
 class HostModel {
  public:
@@ -115,12 +136,21 @@ class HostModel {
   // their optimizer steps at once, each on its share of the cores.
   Duration cpu_adam_time(std::int64_t params, int ranks) const;
   double cpu_adam_rate(int ranks) const;  // parameters per second for one rank
+  // The same on `cores` physical cores of a rank (HostThreads::cores) among `ranks` of the node.
+  Duration cpu_adam_time(std::int64_t params, double cores, int ranks) const;
+  double cpu_adam_rate(double cores, int ranks) const;
+  // A streaming pass of PyTorch CPU kernels over `bytes` of host memory (a dtype conversion) on
+  // `cores` cores of a rank among `ranks`: the Adam rate's bytes per second (30 B a parameter).
+  Duration cpu_stream_time(Bytes bytes, double cores, int ranks) const;
+  // DeepSpeed ZeRO-3's hooks around one module's forward or backward (host.deepspeed.zero3_module_hook).
+  Duration zero3_module_hook() const { return zero3_hook_; }
 
  private:
   Bandwidth pinned_[2], pageable_[2], aggregate_[2];  // index: 0 = d2h, 1 = h2d
   double adam_per_core_ = 0;
   double adam_node_ = 0;
   int cores_ = 1;
+  Duration zero3_hook_;
 };
 
 // Fails (InputError at /training/precision of `file`) when the GPU cannot run the precision

@@ -128,7 +128,7 @@ void read_zero_knobs(ObjectReader& o, ZeroKnobs& z) {
 }
 
 ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& base, const TrainingSpec& training,
-                                 int world_size) {
+                                 int world_size, std::vector<std::string>& warnings) {
   ObjectReader o = v.as_object();
   ParallelismSpec p;
   if (auto ds = o.maybe("deepspeed_config")) {
@@ -136,7 +136,7 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
     o.finish();  // a DeepSpeed config stands alone: no other parallelism keys beside it
     p.framework = Framework::DEEPSPEED;
     p.data = world_size;
-    apply_deepspeed_config(path, training, world_size, p);
+    apply_deepspeed_config(path, training, world_size, p, &warnings);
     return p;
   }
   const std::string fw = o.get_or("framework", "pytorch");
@@ -259,6 +259,12 @@ ClusterSpec read_cluster(ValueReader v) {
       pl->read_object([&](ObjectReader& x) {
         c.gpus_per_pod = static_cast<int>(x.get_or("gpus_per_pod", c.gpus_per_node, {.min = 1, .max = 1024}));
         c.host_ipc = x.get_or("host_ipc", c.host_ipc);
+        if (auto l = x.maybe("launcher")) {
+          const std::string s = l->as_choice({"torchrun", "deepspeed", "mpirun"});
+          c.launcher = s == "deepspeed" ? Launcher::DEEPSPEED : s == "mpirun" ? Launcher::MPIRUN : Launcher::TORCHRUN;
+        }
+        if (auto t = x.maybe("omp_num_threads")) c.omp_num_threads = static_cast<int>(t->as_int({.min = 1, .max = 4096}));
+        if (auto cpus = x.maybe("cpus_per_pod")) c.cpus_per_pod = cpus->as_number({.min = 0.001, .max = 1e6});
         if (c.gpus_per_node % c.gpus_per_pod != 0) {
           x.at("gpus_per_pod").fail("a divisor of gpus_per_node (" + std::to_string(c.gpus_per_node) + ")");
         }
@@ -325,7 +331,7 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
   if (s.model.kind == ModelRef::Kind::HF_CONFIG) s.model.hf_config = resolve(base_dir, s.model.hf_config.string());
   s.training = read_training(top.at("training"));
   s.cluster = read_cluster(top.at("cluster"));
-  s.parallelism = read_parallelism(top.at("parallelism"), base_dir, s.training, s.world_size());
+  s.parallelism = read_parallelism(top.at("parallelism"), base_dir, s.training, s.world_size(), s.warnings);
   if (auto n = top.maybe("nccl")) s.nccl = read_nccl(*n);
   if (auto c = top.maybe("calibration")) {
     s.calibration = c->as_string();
@@ -356,14 +362,60 @@ Scenario load_scenario(const std::string& path) {
 }
 
 void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpec& training, int world_size,
-                            ParallelismSpec& p) {
+                            ParallelismSpec& p, std::vector<std::string>* warnings) {
   const JsonDocument doc = load_json_file(path.string());
   p.deepspeed_config = path;
-  apply_deepspeed_config(doc, training, world_size, p);
+  apply_deepspeed_config(doc, training, world_size, p, warnings);
 }
 
+namespace {
+
+// DeepSpeed settings that change what a step does but that this model does not follow, with the
+// value at which they are inert (DeepSpeed's default); a config that sets another value gets a
+// warning naming the key. Sources: deepspeed/runtime/zero/config.py, activation_checkpointing/config.py,
+// runtime/config.py.
+struct Unfollowed {
+  const char* pointer;
+  nlohmann::json inert;
+  const char* what;
+};
+
+void warn_unfollowed(const JsonDocument& doc, std::vector<std::string>& warnings) {
+  const std::vector<Unfollowed> keys = {
+      {"/zero_optimization/zero_hpz_partition_size", 1, "ZeRO++ hierarchical partitioning (hpZ)"},
+      {"/zero_optimization/zero_quantized_weights", false, "ZeRO++ quantized weight all-gather (qwZ)"},
+      {"/zero_optimization/zero_quantized_gradients", false, "ZeRO++ quantized gradient reduce (qgZ)"},
+      {"/zero_optimization/mics_shard_size", -1, "MiCS sharding"},
+      {"/zero_optimization/use_all_reduce_for_fetch_params", false, "all-reduce parameter fetch"},
+      {"/zero_optimization/stage3_module_granularity_threshold", 0, "ZeRO-3 leaf-module fetch granularity"},
+      {"/activation_checkpointing/partition_activations", false, "partitioned activation checkpoints"},
+      {"/activation_checkpointing/cpu_checkpointing", false, "activation checkpoints on the CPU"},
+      {"/activation_checkpointing/contiguous_memory_optimization", false, "contiguous checkpoint buffers"},
+      {"/communication_data_type", nullptr, "the gradient communication dtype (training.grad_reduce_dtype sets it)"},
+      {"/sparse_gradients", false, "sparse embedding gradients"},
+      {"/compile/enabled", false, "torch.compile of the engine's module"},
+      {"/torch_autocast/enabled", false, "torch.autocast in place of DeepSpeed's bf16/fp16 engine"},
+      {"/data_efficiency/enabled", false, "curriculum learning and data routing"},
+      {"/compression_training", nullptr, "compression training"},
+      {"/hybrid_engine/enabled", false, "the hybrid (RLHF) engine"},
+  };
+  const nlohmann::json& root = doc.root().raw();
+  for (const Unfollowed& k : keys) {
+    const nlohmann::json::json_pointer ptr(k.pointer);
+    if (!root.contains(ptr)) continue;
+    const nlohmann::json& v = root.at(ptr);
+    if (v.is_null() || v == k.inert || (v.is_string() && v.get<std::string>() == "auto")) continue;
+    if (k.inert.is_null() && v.is_object() && v.empty()) continue;
+    warnings.push_back(doc.file() + ": " + k.pointer + " = " + v.dump() + ": " + k.what +
+                       " is not modelled; the prediction is as if it were unset");
+  }
+}
+
+}  // namespace
+
 void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& training, int world_size,
-                            ParallelismSpec& p) {
+                            ParallelismSpec& p, std::vector<std::string>* warnings) {
+  if (warnings != nullptr) warn_unfollowed(doc, *warnings);
   p.framework = Framework::DEEPSPEED;
   doc.root().read_object([&](ObjectReader& o) {
     // Keys DeepSpeed accepts that do not change the step's time or memory in this model.
@@ -478,6 +530,15 @@ std::string_view to_string(Checkpointing c) {
 }
 
 std::string_view to_string(Implementation i) { return i == Implementation::HF_EAGER ? "hf_eager" : "fused"; }
+
+std::string_view to_string(Launcher l) {
+  switch (l) {
+    case Launcher::TORCHRUN: return "torchrun";
+    case Launcher::DEEPSPEED: return "deepspeed";
+    case Launcher::MPIRUN: return "mpirun";
+  }
+  return "torchrun";
+}
 
 std::string_view to_string(P2pMode m) {
   switch (m) {

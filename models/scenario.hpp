@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -144,12 +145,25 @@ struct NetworkOverride {
   std::optional<bool> gpudirect_rdma;
 };
 
+// How a pod starts its processes (cluster.placement.launcher). It decides the CPU threads each
+// rank's OpenMP and PyTorch intra-op pools get when OMP_NUM_THREADS is not set:
+//   torchrun   torch.distributed.run sets OMP_NUM_THREADS=1 for every process when it starts more
+//              than one per pod (nproc_per_node > 1), else leaves OpenMP's default (every CPU the
+//              pod sees); PyTorchJob, torch elastic and the Hugging Face Trainer under torchrun
+//   deepspeed  the deepspeed launcher leaves OMP_NUM_THREADS unset (without --bind_cores_to_rank):
+//              every process sees every CPU of the pod
+//   mpirun     as deepspeed (Open MPI binds nothing by default for more than 2 processes)
+enum class Launcher { TORCHRUN, DEEPSPEED, MPIRUN };
+
 struct ClusterSpec {
   std::string system;  // catalog system or instance name
   int nodes = 1;
   int gpus_per_node = 8;
   int gpus_per_pod = 8;   // placement: GPUs (processes) per Kubernetes pod
   bool host_ipc = true;   // pods share the host IPC namespace
+  Launcher launcher = Launcher::TORCHRUN;
+  std::optional<int> omp_num_threads;  // OMP_NUM_THREADS set in the pod
+  std::optional<double> cpus_per_pod;  // the pod's CPU limit (cores); none: every CPU of the host
   P2pMode p2p = P2pMode::WRITE;
   NetworkOverride network;
   std::optional<bool> fabric_manager;  // NVSwitch fabric manager running (default: yes)
@@ -169,6 +183,9 @@ struct Scenario {
   ClusterSpec cluster;
   NcclSpec nccl;
   std::string calibration = "default";  // "default", "none" (catalog fallbacks only) or a profile path (resolved)
+  // Keys the loader read and accepted but the model does not follow (a DeepSpeed config's ZeRO++
+  // settings, ...), one line each naming the file and key.
+  std::vector<std::string> warnings;
   int world_size() const { return cluster.nodes * cluster.gpus_per_node; }
 };
 
@@ -180,11 +197,12 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
 
 // Reads a DeepSpeed JSON config as users have it ("auto" values allowed) into `parallelism`,
 // resolving "auto" batch sizes from `training` and checking them against it.
+// Keys it accepts but does not follow are appended to `warnings` (when given).
 void apply_deepspeed_config(const std::filesystem::path& path, const TrainingSpec& training, int world_size,
-                            ParallelismSpec& parallelism);
+                            ParallelismSpec& parallelism, std::vector<std::string>* warnings = nullptr);
 // The same from an already parsed document (fuzzers and tests).
 void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& training, int world_size,
-                            ParallelismSpec& parallelism);
+                            ParallelismSpec& parallelism, std::vector<std::string>* warnings = nullptr);
 
 std::string_view to_string(Precision p);
 std::string_view to_string(Framework f);
@@ -192,6 +210,7 @@ std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Checkpointing c);
 std::string_view to_string(Implementation i);
 std::string_view to_string(P2pMode m);
+std::string_view to_string(Launcher l);
 // Bytes per element of a precision (fp8 = 1, bf16/fp16 = 2, fp32 = 4).
 int bytes_per_element(Precision p);
 

@@ -429,9 +429,16 @@ class EventBuilder {
       }
       if (u.gather < 0 && h != NO_TASK) ss.pending.push_back(h);
     };
+    // The rank's CPU thread: a unit's host work (module hooks) before its kernels can start; the
+    // thread runs ahead of the GPU otherwise (the cpu stream keeps its order).
+    auto host = [&](const UnitPlan& u) {
+      if (u.host <= Duration::zero()) return;
+      ss.pending.push_back(compute(s, u.host, "module hooks", WorkClass::HOST, S_CPU));
+    };
     if (ps.forward) {
       for (int k = 0; k < n; ++k) {
         const UnitPlan& u = st.units[ch.units[k]];
+        host(u);
         if (st.per_unit_gather) gather(u, k >= 2 ? unit_last[k - 2] : at_start);
         if (ps.micro_batch == 0) {
           auto it = ss.param_bucket_for.find({ps.chunk, k});
@@ -444,6 +451,7 @@ class EventBuilder {
       for (int k = n - 1; k >= 0; --k) {
         const UnitPlan& u = st.units[ch.units[k]];
         const int j = n - 1 - k;
+        host(u);
         if (st.per_unit_gather && st.gather_for_backward) gather(u, j >= 2 ? unit_last[k + 2] : at_start);
         run_items(s, st.passes[u.pass].backward, first);
         unit_last[k] = ss.last_compute;
@@ -653,6 +661,7 @@ class Attribution {
       case WorkClass::OPTIMIZER:
       case WorkClass::CPU_OPTIMIZER: b.optimizer_s += d; break;
       case WorkClass::OFFLOAD: b.offload_s += d; break;
+      case WorkClass::HOST: b.host_s += d; break;
       case WorkClass::MARKER: b.pipeline_bubble_s += d; break;
       default:
         b.exposed_comm_s += d;

@@ -28,6 +28,7 @@ struct StepBreakdown {
   double pipeline_bubble_s = 0; // pipeline fill and drain
   double optimizer_s = 0;       // the optimizer step (on the GPU, or CPU Adam when offloaded)
   double offload_s = 0;         // exposed host<->device transfers of offloaded state
+  double host_s = 0;            // the GPU waiting for its rank's CPU thread (framework hooks)
 };
 
 // The largest per-GPU peak and its split (the rank with the highest peak).
@@ -60,6 +61,18 @@ struct CommSummary {
   double exposed_s = 0;   // part of it on the critical path
 };
 
+// The host side of one rank (compute_model.hpp HostThreads), where the step does CPU work.
+struct HostSummary {
+  bool cpu_work = false;      // CPU Adam or framework hooks in the step
+  int threads_per_rank = 1;   // OMP_NUM_THREADS in effect
+  double cores_per_rank = 1;  // physical cores its threads get
+  int ranks_per_node = 1;
+  std::string threads_from;   // why that many threads
+  double cpu_adam_s = 0;      // CPU Adam alone, on the critical stage
+  double cpu_optimizer_s = 0; // all the optimizer step's CPU work
+  double hooks_s = 0;         // framework hooks' CPU time over the step (all micro-batches)
+};
+
 struct StepEstimate {
   Fidelity fidelity = Fidelity::FAST;
   double step_time_s = 0;
@@ -72,6 +85,7 @@ struct StepEstimate {
   StepBreakdown breakdown;
   MemorySummary memory;
   std::vector<CommSummary> comms;
+  HostSummary host;
   std::string bottleneck;  // one sentence: what limits the step
   std::vector<std::string> warnings;
   std::vector<hardware::UsedParameter> parameters;  // provenance of every parameter used

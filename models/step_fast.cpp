@@ -12,6 +12,7 @@ struct Tally {
   double total = 0;    // seconds on the critical path
   double kernels = 0;  // of which compute kernels
   double offload = 0;  // of which waiting for host copies
+  double host = 0;     // of which waiting for the rank's CPU thread (framework hooks)
   std::map<int, double> exposed;  // of which waiting for collectives, by account
   struct Busy {
     double calls = 0, seconds = 0, bytes = 0;
@@ -21,6 +22,7 @@ struct Tally {
     total += k * o.total;
     kernels += k * o.kernels;
     offload += k * o.offload;
+    host += k * o.host;
     for (const auto& [a, v] : o.exposed) exposed[a] += k * v;
     for (const auto& [a, v] : o.busy) {
       busy[a].calls += k * v.calls;
@@ -118,22 +120,28 @@ class StageFast {
       use(t, u.h2d);
     }
     if (!st_.unit_comm_overlapped) {
+      std::vector<double> gpu;
       for (int ui : units) {
         const UnitPlan& u = st_.units[ui];
+        const double before = t.total;
         expose(t, u.h2d, time(u.h2d));
         expose(t, u.gather, time(u.gather));
         expose(t, u.gather_expert, time(u.gather_expert));
         t.add(items(st_.passes[u.pass].forward));
+        gpu.push_back(t.total - before);
       }
+      host_floor(t, units, gpu, false);
       return t;
     }
     // The first unit's fetch is exposed; then each unit's compute hides the next unit's fetch.
+    std::vector<double> gpu(n, 0.0);
     {
       const UnitPlan& u0 = st_.units[units[0]];
       expose(t, u0.h2d, time(u0.h2d));
       expose(t, u0.gather, unit_gather(u0));
     }
     for (std::size_t k = 0; k < n; ++k) {
+      const double before = k == 0 ? 0.0 : t.total;
       const Tally c = items(st_.passes[st_.units[units[k]].pass].forward);
       t.add(c);
       if (k + 1 < n) {
@@ -152,8 +160,31 @@ class StageFast {
           }
         }
       }
+      gpu[k] = t.total - before;
     }
+    host_floor(t, units, gpu, false);
     return t;
+  }
+
+  // The rank's CPU thread runs each unit's host work (UnitPlan::host) before the GPU can start the
+  // unit's kernels, and runs ahead of the GPU otherwise: unit k starts on the GPU at
+  // max(end of unit k-1, h_1 + ... + h_k) (`gpu`: each unit's time on the GPU, in pass order).
+  // The delay this adds is the host's exposed time.
+  void host_floor(Tally& t, const std::vector<int>& units, const std::vector<double>& gpu, bool reverse) const {
+    const std::size_t n = units.size();
+    double host = 0, end = 0, sum = 0;
+    bool any = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t k = reverse ? n - 1 - i : i;
+      const double h = sec(st_.units[units[k]].host);
+      any = any || h > 0;
+      host += h;
+      end = std::max(end, host) + gpu[k];
+      sum += gpu[k];
+    }
+    if (!any || end <= sum) return;
+    t.total += end - sum;
+    t.host += end - sum;
   }
 
   // Backward of one chunk for one micro-batch; `reduce_tail`: wait for the last reduce-scatter.
@@ -181,8 +212,10 @@ class StageFast {
     auto r_of = [&](int k) { return k < n ? unit_reduce(st_.units[units[k]]) : 0.0; };
     auto d_of = [&](int k) { return k < n ? time(st_.units[units[k]].d2h) : 0.0; };
     if (!st_.unit_comm_overlapped) {
+      std::vector<double> gpu(static_cast<std::size_t>(n), 0.0);
       for (int k = n - 1; k >= 0; --k) {
         const UnitPlan& u = st_.units[units[k]];
+        const double before = t.total;
         if (st_.gather_for_backward) {
           expose(t, u.h2d, time(u.h2d));
           expose(t, u.gather, unit_gather(u));
@@ -190,7 +223,9 @@ class StageFast {
         t.add(items(st_.passes[u.pass].backward));
         expose(t, u.reduce, r_of(k));
         expose(t, u.d2h, d_of(k));
+        gpu[static_cast<std::size_t>(k)] = t.total - before;
       }
+      host_floor(t, units, gpu, true);
       return t;
     }
     if (st_.gather_for_backward) {
@@ -198,7 +233,9 @@ class StageFast {
       expose(t, last.h2d, h_of(n - 1));
       expose(t, last.gather, g_of(n - 1));
     }
+    std::vector<double> gpu(static_cast<std::size_t>(n), 0.0);
     for (int k = n - 1; k >= 0; --k) {
+      const double before = k == n - 1 ? 0.0 : t.total;
       const Tally c = items(st_.passes[st_.units[units[k]].pass].backward);
       t.add(c);
       const double net = g_of(k - 1) + r_of(k + 1);
@@ -223,7 +260,9 @@ class StageFast {
           expose(t, prev ? prev->gather : -1, excess);
         }
       }
+      gpu[static_cast<std::size_t>(k)] = t.total - before;
     }
+    host_floor(t, units, gpu, true);
     if (reduce_tail) {
       const UnitPlan& first = st_.units[units[0]];
       expose(t, first.reduce, r_of(0));
@@ -419,6 +458,7 @@ StepOutcome evaluate_fast(const StepPlan& plan) {
   out.breakdown.compute_s = all.kernels;
   out.breakdown.optimizer_s = optimizer;
   out.breakdown.offload_s = all.offload;
+  out.breakdown.host_s = all.host;
   out.breakdown.exposed_comm_s = all.comm() + blocking;
   out.breakdown.pipeline_bubble_s = bubble;
   // Summaries (the critical stage's collectives over the step).

@@ -64,7 +64,8 @@ std::string bottleneck_sentence(const StepEstimate& e, const StepOutcome& o, int
                         {"exposed communication", b.exposed_comm_s},
                         {"pipeline bubble", b.pipeline_bubble_s},
                         {"optimizer", b.optimizer_s},
-                        {"offload (host<->device copies)", b.offload_s}};
+                        {"offload (host<->device copies)", b.offload_s},
+                        {"host (the rank's CPU thread running framework hooks)", b.host_s}};
   const Part* top = &parts[0];
   for (const Part& p : parts) {
     if (p.v > top->v) top = &p;
@@ -83,6 +84,20 @@ std::string bottleneck_sentence(const StepEstimate& e, const StepOutcome& o, int
                     worst->time_s);
       out = buf;
     }
+  }
+  if (out.empty() && top == &parts[3] && e.host.cpu_adam_s > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "CPU-optimizer-bound: %.0f%% of the step; CPU Adam %.3g s on %.3g core(s) per rank (%d thread(s): %s)",
+                  100 * top->v / T, e.host.cpu_adam_s, e.host.cores_per_rank, e.host.threads_per_rank,
+                  e.host.threads_from.c_str());
+    out = buf;
+  }
+  if (out.empty() && top == &parts[5]) {
+    std::snprintf(buf, sizeof buf,
+                  "host-bound: %.0f%% of the step the GPU waits for its rank's CPU thread (%.3g s of DeepSpeed ZeRO-3 "
+                  "module hooks a step)",
+                  100 * top->v / T, e.host.hooks_s);
+    out = buf;
   }
   if (out.empty()) {
     std::snprintf(buf, sizeof buf, "%s-bound: %.0f%% of the step", top->name, 100 * top->v / T);
@@ -206,6 +221,20 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
 
   e.step_time_s = out.step_s;
   e.breakdown = out.breakdown;
+  for (const std::string& w : s.warnings) e.warnings.push_back(w);
+  {
+    const StagePlan& st = plan.stages[static_cast<std::size_t>(std::max(0, out.critical_stage))];
+    e.host.threads_per_rank = plan.host_threads.threads;
+    e.host.cores_per_rank = plan.host_threads.cores;
+    e.host.ranks_per_node = plan.host_threads.ranks_on_node;
+    e.host.threads_from = plan.host_threads.why;
+    e.host.cpu_adam_s = st.optimizer.cpu_adam_time.seconds();
+    e.host.cpu_optimizer_s = st.optimizer.cpu_time.seconds();
+    double hooks = 0;
+    for (const UnitPlan& u : st.units) hooks += 2 * u.host.seconds();  // forward and backward
+    e.host.hooks_s = hooks * static_cast<double>(plan.micro_batches);
+    e.host.cpu_work = e.host.cpu_optimizer_s > 0 || e.host.hooks_s > 0;
+  }
   e.comms = out.comms;
   std::sort(e.comms.begin(), e.comms.end(),
             [](const CommSummary& a, const CommSummary& b) { return a.exposed_s > b.exposed_s; });

@@ -22,6 +22,7 @@ std::string_view to_string(WorkClass c) {
     case WorkClass::PP_COMM: return "pipeline";
     case WorkClass::DP_COMM: return "data-parallel";
     case WorkClass::OFFLOAD: return "offload";
+    case WorkClass::HOST: return "host";
     case WorkClass::OPTIMIZER: return "optimizer";
     case WorkClass::CPU_OPTIMIZER: return "cpu-optimizer";
     case WorkClass::MARKER: return "marker";
@@ -429,6 +430,7 @@ class StageBuilder {
         st_.passes.push_back(embedding_pass(sc));
         UnitPlan u;
         u.name = "embedding";
+        u.modules = 3;  // the model's root, embed_tokens and the rotary embedding
         u.pass = static_cast<int>(st_.passes.size() - 1);
         const auto ts = embedding_parameter_tensors(in_.model, frozen);
         u.dense_params = Bytes::from_double(tensor_bytes(ts, sf, pb, false, false));
@@ -449,6 +451,10 @@ class StageBuilder {
         UnitPlan u;
         u.name = "layer " + std::to_string(layer);
         u.layer = layer;
+        // A Hugging Face decoder layer: the layer, self_attn, q/k/v/o_proj, two norms, mlp,
+        // gate/up/down_proj and act_fn (13); a MoE block has its router and per expert three
+        // projections and the activation instead of the MLP's four.
+        u.modules = moe ? 11 + 2 + 4 * static_cast<int>(std::max<std::int64_t>(0, in_.model.moe.num_experts)) : 13;
         u.pass = it->second;
         u.dense_params = c.dense_params;
         u.expert_params = c.expert_params;
@@ -461,6 +467,7 @@ class StageBuilder {
         st_.passes.push_back(head_pass(sc));
         UnitPlan u;
         u.name = "head";
+        u.modules = 3;  // the final norm, lm_head and the causal-LM wrapper
         u.pass = static_cast<int>(st_.passes.size() - 1);
         const auto ts = head_parameter_tensors(in_.model, in_.model.tied_embeddings && L_.pp() > 1, frozen);
         u.dense_params = Bytes::from_double(tensor_bytes(ts, sf, pb, false, false));
@@ -546,8 +553,19 @@ class StageBuilder {
                             Bytes::from_double(u.dense_params.as_double() / D + u.expert_params.as_double() / De), true);
         }
         if (offload_opt) {
+          // Stage 3 (stage3.py partition_grads): the reduced partition goes into the fp32
+          // accumulation buffer in pinned host memory, and comes back to the GPU to be added to
+          // (or, at the first micro-step, to stay there): a device-to-host and a host-to-device
+          // copy of 4 B an element on the reduce stream, one after the other, counted as 8 B
+          // through the device-to-host path. FSDP-style paths keep the reduce dtype.
+          const double elems = u.dense_grads.as_double() / gb / D + u.expert_grads.as_double() / gb / De;
           u.d2h = host_copy("gradient offload (offload_optimizer)",
-                            Bytes::from_double(u.dense_grads.as_double() / D + u.expert_grads.as_double() / De), false);
+                            Bytes::from_double(deepspeed ? 8.0 * elems : elems * gb), false);
+        }
+        if (deepspeed) {
+          // ZeRO-3's pre- and post-hooks run for every module's forward and backward
+          // (parameter_offload.py, partitioned_param_coordinator.py) on the rank's Python thread.
+          u.host = in_.host.zero3_module_hook() * u.modules;
         }
       }
     };
@@ -666,14 +684,22 @@ class StageBuilder {
 
   void make_optimizer() {
     const ParallelismSpec& par = in_.scenario.parallelism;
-    const OptimizerStep o =
-        in_.training.optimizer_step(st_.stage, in_.compute, &in_.host, std::max(1, in_.scenario.cluster.gpus_per_node));
+    const HostThreads threads = host_threads(in_.scenario.cluster, in_.node);
+    plan_.host_threads = threads;
+    const OptimizerStep o = in_.training.optimizer_step(st_.stage, in_.compute, &in_.host,
+                                                        std::max(1, in_.scenario.cluster.gpus_per_node), &threads);
     st_.optimizer.gpu_time = o.gpu_time;
     st_.optimizer.cpu_time = o.cpu_time;
+    st_.optimizer.cpu_adam_time = o.cpu_adam_time;
     if (par.offload_optimizer == OffloadTarget::CPU) {
       if (par.zero_stage < 3) {
         // ZeRO-1/2 offload: the reduced gradient shard goes to the host once the buckets are done.
         st_.optimizer.d2h = host_copy("gradient offload (offload_optimizer)", o.d2h_bytes, false);
+      } else if (par.framework == Framework::DEEPSPEED) {
+        // Stage 3 at the accumulation boundary (_offload_grad_partition_at_boundary): the
+        // accumulated partition, back on the GPU, is copied into the optimizer's fp32 gradients.
+        st_.optimizer.d2h = host_copy("gradient partition to CPU Adam (offload_optimizer)",
+                                      Bytes::from_double(4.0 * static_cast<double>(o.params)), false);
       }
       if (par.offload_params != OffloadTarget::CPU) {
         st_.optimizer.h2d = host_copy("updated parameters (offload_optimizer)", o.h2d_bytes, true);

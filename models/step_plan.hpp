@@ -86,6 +86,7 @@ enum class WorkClass : std::uint16_t {
   OFFLOAD,
   OPTIMIZER,
   CPU_OPTIMIZER,
+  HOST,  // the rank's CPU thread (framework hooks) holding the GPU back
   MARKER,
 };
 std::string_view to_string(WorkClass c);
@@ -128,6 +129,9 @@ struct UnitPlan {
   int pass = -1;       // index into StagePlan::passes
   Bytes dense_params, expert_params;  // gathered size (16-bit, after TP/EP splits)
   Bytes dense_grads, expert_grads;    // in the reduce dtype
+  int modules = 0;     // nn.Modules of the unit as Hugging Face builds it (hooks fire per module)
+  Duration host;       // the rank's CPU time around each forward or backward of the unit beyond
+                       // launching its kernels (DeepSpeed ZeRO-3's module hooks); zero when none
   // ZeRO-3/FSDP per-unit comms (indices into StagePlan::comms; -1 when absent).
   int gather = -1, gather_expert = -1, reduce = -1, reduce_expert = -1, h2d = -1, d2h = -1;
 };
@@ -145,7 +149,8 @@ struct BucketPlan {
 
 struct OptimizerPlan {
   Duration gpu_time;
-  Duration cpu_time;
+  Duration cpu_time;       // the CPU's part (CPU Adam and the cast after it)
+  Duration cpu_adam_time;  // CPU Adam alone
   int d2h = -1;  // ZeRO-1/2 offload: the gradient shard to the host before CPU Adam
   int h2d = -1;  // comm index of the updated parameters' copy back (offloaded optimizer)
 };
@@ -193,6 +198,7 @@ struct StepPlan {
   PipelineSchedule schedule = PipelineSchedule::ONE_F_ONE_B;
   bool blocking_p2p = true;  // non-interleaved schedules wait for their sends
   std::vector<CommAccount> accounts;
+  HostThreads host_threads;  // the CPU threads and cores of one rank
 };
 
 // Everything the plan builder reads.

@@ -79,7 +79,7 @@ std::optional<LayerOps> TrainingModel::head_ops(const RankPosition& pos) const {
 }
 
 OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compute, const HostModel* host,
-                                            int ranks_per_node) const {
+                                            int ranks_per_node, const HostThreads* threads) const {
   const StageParams p = stage_params(stage);
   const ParallelismSpec& par = parallelism_;
   // Does the framework shard the optimizer state over data-parallel ranks?
@@ -99,7 +99,22 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
     s.d2h_bytes = Bytes::from_double(n * g);
     s.h2d_bytes = Bytes::from_double(n * (training_.precision == Precision::FP32 ? 4 : 2));
     if (host != nullptr) {
-      s.cpu_time = host->cpu_adam_time(s.params, ranks_per_node);
+      if (threads != nullptr) {
+        // DeepSpeed CPU Adam's OpenMP loop over the partition (csrc/adam/cpu_adam_impl.cpp) on the
+        // rank's threads. Stage 3 then casts the updated fp32 partition into the 16-bit one
+        // (_reassign_or_swap_out_partitioned_parameters): with offload_param that partition lives
+        // in pinned host memory and the cast is a CPU pass (read 4 B, write 2 B an element) on the
+        // same threads; otherwise it is the host-to-device copy below.
+        s.cpu_cores = threads->cores;
+        s.cpu_adam_time = host->cpu_adam_time(s.params, threads->cores, ranks_per_node);
+        s.cpu_time = s.cpu_adam_time;
+        if (par.zero_stage == 3 && par.offload_params == OffloadTarget::CPU) {
+          s.cpu_time += host->cpu_stream_time(Bytes::from_double(6.0 * n), threads->cores, ranks_per_node);
+        }
+      } else {
+        s.cpu_adam_time = host->cpu_adam_time(s.params, ranks_per_node);
+        s.cpu_time = s.cpu_adam_time;
+      }
       s.d2h_time = transfer_time(s.d2h_bytes, host->copy_bandwidth(false, par.zero.pin_memory, ranks_per_node));
       s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, par.zero.pin_memory, ranks_per_node));
     }

@@ -81,7 +81,9 @@ namespace clustersim::models {
 struct OptimizerStep {
   std::int64_t params = 0;  // elements this rank updates
   Duration gpu_time;        // fused optimizer kernels on the GPU (zero when offloaded)
-  Duration cpu_time;        // CPU Adam (offloaded)
+  Duration cpu_time;        // CPU Adam (offloaded), and the CPU-side cast of the updated parameters
+  Duration cpu_adam_time;   // CPU Adam alone
+  double cpu_cores = 0;     // physical cores the CPU work ran on (0: the old per-node share)
   Bytes d2h_bytes;          // gradients to the host (offloaded)
   Bytes h2d_bytes;          // updated parameters back to the GPU (offloaded)
   Duration d2h_time;        // at the PCIe bandwidth each GPU gets when every rank of the node copies
@@ -111,9 +113,10 @@ class TrainingModel {
   Bytes gradient_bucket() const { return gradient_bucket_bytes(parallelism_, training_, model_.hidden_size); }
   StageParams stage_params(int stage) const { return stage_parameters(model_, layout_, training_, stage); }
 
-  // `host` may be null when nothing is offloaded.
+  // `host` may be null when nothing is offloaded. `threads` (host_threads), when given, sets the
+  // cores CPU Adam runs on; without it a rank gets the node's cores / ranks_per_node.
   OptimizerStep optimizer_step(int stage, const ComputeModel& compute, const HostModel* host,
-                               int ranks_per_node) const;
+                               int ranks_per_node, const HostThreads* threads = nullptr) const;
   MemoryBreakdown memory(int stage, const hardware::GpuSpec& gpu, hardware::ParameterSet& params,
                          const std::map<std::string, std::string>* nccl_env = nullptr) const;
   // FLOPs of the whole step over all ranks, and one rank's share (total / world size).

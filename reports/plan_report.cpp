@@ -236,7 +236,7 @@ Section breakdown_section(const PlanResult& r) {
   c.orientation = Chart::Orientation::HORIZONTAL;
   c.x = Axis{.label = "Candidate", .type = ValueType::TEXT};
   c.y = Axis{.label = "Time per step", .type = ValueType::DURATION};
-  c.segments = {"compute", "exposed communication", "pipeline bubble", "optimizer", "offload"};
+  c.segments = {"compute", "exposed communication", "pipeline bubble", "optimizer", "offload and host"};
   Table t{.id = "bottlenecks", .title = "Bottlenecks"};
   t.columns = {Column::text("candidate", "Candidate"), Column::text("bottleneck", "What limits the step")};
   for (std::size_t id : top(r.primary(), std::min<std::size_t>(kMaxBreakdownBars, r.plan.search.report_rows))) {
@@ -244,7 +244,7 @@ Section breakdown_section(const PlanResult& r) {
     const auto& b = e.breakdown;
     Bar bar{short_label(r, id),
             {std::max(0.0, b.compute_s), std::max(0.0, b.exposed_comm_s), std::max(0.0, b.pipeline_bubble_s),
-             std::max(0.0, b.optimizer_s), std::max(0.0, b.offload_s)}};
+             std::max(0.0, b.optimizer_s), std::max(0.0, b.offload_s + b.host_s)}};
     if (e.low_s > 0 && e.high_s > 0) bar.total_band = Band{e.low_s, e.high_s};
     c.bars.push_back(std::move(bar));
     t.add_row({label_of(r, id), e.bottleneck.empty() ? std::string("n/a") : e.bottleneck});

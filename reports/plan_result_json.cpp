@@ -179,7 +179,8 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
                     {"exposed_comm_s", num(b.exposed_comm_s)},
                     {"pipeline_bubble_s", num(b.pipeline_bubble_s)},
                     {"optimizer_s", num(b.optimizer_s)},
-                    {"offload_s", num(b.offload_s)}};
+                    {"offload_s", num(b.offload_s)},
+                    {"host_s", num(b.host_s)}};
   j["bottleneck"] = e.bottleneck;
   j["warnings"] = e.warnings;
   return j;

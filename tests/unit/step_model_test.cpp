@@ -35,7 +35,7 @@ Scenario make(const nlohmann::json& patch) {
 
 double parts(const StepEstimate& e) {
   const auto& b = e.breakdown;
-  return b.compute_s + b.exposed_comm_s + b.pipeline_bubble_s + b.optimizer_s + b.offload_s;
+  return b.compute_s + b.exposed_comm_s + b.pipeline_bubble_s + b.optimizer_s + b.offload_s + b.host_s;
 }
 
 }  // namespace
@@ -107,8 +107,10 @@ TEST_CASE("placement decides transports: seed 004 on p4d, one pod against four",
   // As the seed's NCCL logs say: P2P/CUMEM/read in one pod, NET/Libfabric with GPUDirect RDMA across pods.
   CHECK(transport(a) == "P2P/CUMEM/read");
   CHECK_THAT(transport(b), Catch::StartsWith("NET/Libfabric") && Catch::Contains("GDRDMA"));
-  // 100 Gb/s EFA against NVLink: the four-pod step is several times longer.
-  CHECK(b.step_time_s > 3 * a.step_time_s);
+  // 100 Gb/s EFA against NVLink: the four-pod step is longer, by less than the links alone say:
+  // one pod of 4 processes under torchrun runs CPU Adam on one thread a rank (host_threads_test).
+  CHECK(b.step_time_s > a.step_time_s);
+  CHECK(a.breakdown.optimizer_s > b.breakdown.optimizer_s);
   // Both offload parameters and optimizer: CPU Adam and PCIe copies appear.
   CHECK(a.breakdown.optimizer_s > 0);
   CHECK(a.memory.host_bytes.count() > 0);

@@ -1,0 +1,167 @@
+// The host side of a step: the CPU threads a rank's OpenMP and PyTorch pools get under each
+// launcher and placement, CPU Adam on them, DeepSpeed ZeRO-3's module hooks on the rank's CPU
+// thread, and the DeepSpeed settings the model reads but does not follow.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/catalog.hpp"
+#include "hardware/errors.hpp"
+#include "hardware/json_reader.hpp"
+#include "models/compute_model.hpp"
+#include "models/scenario.hpp"
+#include "models/step_model.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace clustersim;
+using namespace clustersim::models;
+
+namespace {
+
+const hardware::Catalog& catalog() {
+  static const hardware::Catalog c = hardware::Catalog::load();
+  return c;
+}
+
+ClusterSpec p4d(int gpus_per_pod) {
+  ClusterSpec c;
+  c.system = "p4d.24xlarge";
+  c.gpus_per_node = 4;
+  c.gpus_per_pod = gpus_per_pod;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a rank's CPU threads follow the launcher, OMP_NUM_THREADS and the pod's CPU limit", "[unit][host]") {
+  const auto node = hardware::resolve_node(catalog(), "p4d.24xlarge");  // 48 cores, 96 vCPUs
+  // One pod of 4 processes under torchrun: OMP_NUM_THREADS=1 each (torch/distributed/run.py).
+  HostThreads h = host_threads(p4d(4), node);
+  CHECK(h.threads == 1);
+  CHECK(h.cores == 1);
+  CHECK_THAT(h.why, Catch::Contains("torchrun"));
+  // Four pods of one process: OpenMP's default, every logical CPU (96); the four share the 48
+  // physical cores: min(96, 48 / 1, 48 / 4) = 12 cores each.
+  h = host_threads(p4d(1), node);
+  CHECK(h.threads == 96);
+  CHECK(h.cores == 12);
+  // The deepspeed launcher leaves OMP_NUM_THREADS unset: 96 threads, 12 cores each again.
+  ClusterSpec ds = p4d(4);
+  ds.launcher = Launcher::DEEPSPEED;
+  h = host_threads(ds, node);
+  CHECK(h.threads == 96);
+  CHECK(h.cores == 12);
+  // OMP_NUM_THREADS=8 set in the pod: 8 threads on 8 cores (12 would be its share).
+  ClusterSpec omp = p4d(4);
+  omp.omp_num_threads = 8;
+  h = host_threads(omp, node);
+  CHECK(h.threads == 8);
+  CHECK(h.cores == 8);
+  // A CPU limit of 4 cores a pod of one process: OpenMP sees 4 CPUs, min(4, 4, 12) = 4 cores.
+  ClusterSpec lim = p4d(1);
+  lim.cpus_per_pod = 4;
+  h = host_threads(lim, node);
+  CHECK(h.threads == 4);
+  CHECK(h.cores == 4);
+}
+
+TEST_CASE("CPU Adam on the rank's cores and the node's memory", "[unit][host]") {
+  const auto node = hardware::resolve_node(catalog(), "p4d.24xlarge");
+  hardware::ParameterSet ps;
+  const HostModel host(node, ps);
+  // One core: 3e8 parameters a second. The node's limit: 2 sockets x 140.8 GB/s x 0.6 / 30 B =
+  // 5.632e9 a second, a quarter each for 4 ranks: 1.408e9, below 12 cores x 3e8 = 3.6e9.
+  CHECK(host.cpu_adam_rate(1.0, 4) == Approx(3e8));
+  CHECK(host.cpu_adam_rate(12.0, 4) == Approx(1.408e9));
+  // Llama-3-8B's 8,030,261,248 parameters over 4 ranks: 2,007,565,312 each, 6.69 s on one core.
+  CHECK(host.cpu_adam_time(2'007'565'312, 1.0, 4).seconds() == Approx(2'007'565'312 / 3e8));
+  // A cast pass over 6 B an element on 12 cores: 30 B x 1.408e9 a second.
+  CHECK(host.cpu_stream_time(Bytes::from_double(6e9), 12.0, 4).seconds() == Approx(6e9 / (30 * 1.408e9)));
+}
+
+TEST_CASE("seed 004: one pod's CPU Adam runs single-threaded, four pods share the host", "[unit][host][step]") {
+  StepSimulator sim(catalog());
+  const auto dir = testing::source_dir() / "scenarios";
+  const StepEstimate a =
+      sim.estimate(load_scenario((dir / "seed004-llama3-8b-zero3-offload-p4d-1pod-4gpu.json").string()), Fidelity::FAST);
+  const StepEstimate b =
+      sim.estimate(load_scenario((dir / "seed004-llama3-8b-zero3-offload-p4d-4pods-1gpu.json").string()),
+                   Fidelity::FAST);
+  CHECK(a.host.threads_per_rank == 1);
+  CHECK(b.host.cores_per_rank == 12);
+  // 2,007,565,312 parameters a rank: 6.69 s on one core, 1.43 s at the node's share (1.408e9).
+  CHECK(a.host.cpu_adam_s == Approx(2'007'565'312 / 3e8));
+  CHECK(b.host.cpu_adam_s == Approx(2'007'565'312 / 1.408e9));
+  // With offload_param the updated partition is cast on the CPU too (6 B an element).
+  CHECK(a.host.cpu_optimizer_s == Approx(2'007'565'312 / 3e8 + 6.0 * 2'007'565'312 / (30 * 3e8)));
+  CHECK_THAT(a.bottleneck, Catch::Contains("CPU Adam") && Catch::Contains("torchrun"));
+  // ZeRO-3's hooks: 13 modules a layer and 3 each for the embedding and the head, 150 us each,
+  // forward and backward, 4 micro-batches: (32 x 13 + 6) x 150 us x 2 x 4 = 0.5064 s.
+  CHECK(a.host.hooks_s == Approx((32 * 13 + 6) * 150e-6 * 2 * 4));
+}
+
+TEST_CASE("ZeRO-3's module hooks bound a step whose kernels are short", "[unit][host][step]") {
+  // Llama-3.2-1B, 128 tokens a micro-batch on one H200: a layer's kernels take tens of
+  // microseconds, its 13 module hooks 13 x 150 us = 1.95 ms a pass.
+  const nlohmann::json j = {
+      {"schema_version", 1},
+      {"name", "hooks"},
+      {"model", {{"preset", "llama3.2-1b"}}},
+      {"training", {{"seq_len", 128}, {"micro_batch_size", 1}, {"global_batch_size", 1}}},
+      {"parallelism", {{"framework", "deepspeed"}, {"data", 1}, {"zero_stage", 3}}},
+      {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", 1}}}};
+  const Scenario s = read_scenario(parse_json_text(j.dump(), "hooks.json"), ".");
+  StepSimulator sim(catalog());
+  const StepEstimate fast = sim.estimate(s, Fidelity::FAST);
+  const StepEstimate event = sim.estimate(s, Fidelity::EVENT);
+  // 16 layers x 13 + 3 + 3 modules, forward and backward: 214 x 2 x 150 us = 64.2 ms of hooks.
+  CHECK(fast.host.hooks_s == Approx(214 * 2 * 150e-6));
+  for (const StepEstimate* e : {&fast, &event}) {
+    CHECK(e->breakdown.host_s > 0);
+    CHECK(e->step_time_s >= e->host.hooks_s);
+    CHECK_THAT(e->bottleneck, Catch::StartsWith("host-bound"));
+  }
+  // Both fidelities run the same recurrence (unit k starts at max(GPU free, hooks up to k done)).
+  CHECK(event.step_time_s == Approx(fast.step_time_s).epsilon(0.05));
+}
+
+TEST_CASE("a DeepSpeed key the model reads but does not follow is named in a warning", "[unit][host][scenario]") {
+  const nlohmann::json cfg = {{"bf16", {{"enabled", true}}},
+                              {"zero_optimization",
+                               {{"stage", 3},
+                                {"zero_quantized_weights", true},
+                                {"zero_hpz_partition_size", 8},
+                                {"zero_quantized_gradients", false}}},
+                              {"activation_checkpointing", {{"partition_activations", true}}}};
+  ParallelismSpec p;
+  TrainingSpec t;
+  std::vector<std::string> warnings;
+  apply_deepspeed_config(JsonDocument(cfg, "ds.json"), t, 1, p, &warnings);
+  // Two ZeRO++ settings and partitioned activations; qgZ off is DeepSpeed's default: no warning.
+  REQUIRE(warnings.size() == 3);
+  CHECK_THAT(warnings[0], Catch::Contains("ds.json") && Catch::Contains("/zero_optimization/zero_hpz_partition_size"));
+  CHECK_THAT(warnings[1], Catch::Contains("zero_quantized_weights"));
+  CHECK_THAT(warnings[2], Catch::Contains("partition_activations"));
+  // A misspelt key is still an error naming it.
+  const nlohmann::json bad = {{"zero_optimization", {{"stage", 3}, {"stage3_prefetch_bucket_sise", 1e6}}}};
+  CHECK_THROWS_AS(apply_deepspeed_config(JsonDocument(bad, "bad.json"), t, 1, p, &warnings), InputError);
+}
+
+TEST_CASE("placement keys for the host are read strictly", "[unit][host][scenario][bad-input]") {
+  nlohmann::json j = {{"schema_version", 1},
+                      {"model", {{"preset", "llama3-8b"}}},
+                      {"training", {{"seq_len", 512}, {"micro_batch_size", 1}, {"global_batch_size", 4}}},
+                      {"parallelism", {{"data", 4}}},
+                      {"cluster",
+                       {{"system", "p4d.24xlarge"},
+                        {"nodes", 1},
+                        {"gpus_per_node", 4},
+                        {"placement", {{"launcher", "deepspeed"}, {"omp_num_threads", 6}, {"cpus_per_pod", 24}}}}}};
+  const Scenario s = read_scenario(parse_json_text(j.dump(), "s.json"), ".");
+  CHECK(s.cluster.launcher == Launcher::DEEPSPEED);
+  CHECK(s.cluster.omp_num_threads == 6);
+  CHECK(s.cluster.cpus_per_pod == 24);
+  j["cluster"]["placement"]["launcher"] = "srun";
+  CHECK_THROWS_WITH(read_scenario(parse_json_text(j.dump(), "s.json"), "."),
+                    Catch::Contains("/cluster/placement/launcher") && Catch::Contains("torchrun"));
+}
