@@ -186,6 +186,8 @@ HostModel::HostModel(const hardware::NodeSpec& node, hardware::ParameterSet& ps)
                                 : adam_per_core_ * cores_;
   adam_node_ = ps.ratio(cp::kCpuAdamNode, node_limit,
                         "default: host memory bandwidth x efficiency / 30 B per parameter", 0.4);
+  torch_adamw_per_core_ = ps.ratio(cp::kTorchAdamwPerCore, D::torch_adamw_params_per_core,
+                                   "default: 6.3x slower than DeepSpeed CPU Adam (ZeRO-Offload Table 4)", 0.5);
   zero3_hook_ = ps.duration(cp::kZero3ModuleHook, Duration::from_seconds(D::zero3_module_hook_s),
                             "default: DeepSpeed ZeRO-3's Python hooks around one module", 0.5);
 }
@@ -239,6 +241,12 @@ double HostModel::cpu_adam_rate(double cores, int ranks) const {
 
 Duration HostModel::cpu_adam_time(std::int64_t params, double cores, int ranks) const {
   return Duration::from_seconds(static_cast<double>(params) / cpu_adam_rate(cores, ranks));
+}
+
+Duration HostModel::torch_adamw_time(std::int64_t params, double cores, int ranks) const {
+  ranks = std::max(1, ranks);
+  const double rate = std::min(torch_adamw_per_core_ * std::max(cores, 1e-3), adam_node_ / ranks);
+  return Duration::from_seconds(static_cast<double>(params) / rate);
 }
 
 Duration HostModel::cpu_stream_time(Bytes bytes, double cores, int ranks) const {

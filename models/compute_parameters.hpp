@@ -80,6 +80,7 @@ inline constexpr std::string_view kHostMemoryEfficiency = "host.memory.efficienc
 inline constexpr std::string_view kCpuAdamPerCore = "host.cpu_adam.params_per_second_per_core";
 inline constexpr std::string_view kCpuAdamNode = "host.cpu_adam.node_params_per_second";
 inline constexpr std::string_view kZero3ModuleHook = "host.deepspeed.zero3_module_hook";
+inline constexpr std::string_view kTorchAdamwPerCore = "host.torch_adamw.params_per_second_per_core";
 
 // Documented defaults (used where no profile has the parameter; each comes with its reason in
 // compute_model.hpp).
@@ -104,6 +105,7 @@ struct Defaults {
   static constexpr double cpu_adam_params_per_core = 3.0e8;
   static constexpr double cpu_adam_bytes_per_param = 30;  // see compute_model.hpp
   static constexpr double zero3_module_hook_s = 150e-6;
+  static constexpr double torch_adamw_params_per_core = 4.7e7;
 };
 
 inline double wave_efficiency(double m, double n, double batch, double tile_m, double tile_n, double sms) {

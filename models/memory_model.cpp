@@ -245,6 +245,14 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
           break;
         }
       }
+      if (p.offload_params == OffloadTarget::CPU && p.zero_stage >= 2) {
+        // CPUOffloadPolicy: the sharded fp32 parameters, their gradients and the optimizer state
+        // live in pinned host memory; the GPU holds what is gathered.
+        out.host_weights = Bytes::from_double(weights);
+        out.host_gradients = Bytes::from_double(grads);
+        out.host_optimizer_state = Bytes::from_double(opt);
+        weights = grads = opt = 0;
+      }
       break;
     }
   }

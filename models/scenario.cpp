@@ -230,12 +230,26 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
     throw InputError(v.file(), v.pointer() + "/virtual_stages",
                      "virtual_stages > 1 needs pipeline_schedule \"interleaved_1f1b\"");
   }
-  if ((p.offload_optimizer == OffloadTarget::CPU || p.offload_params == OffloadTarget::CPU) &&
-      p.framework != Framework::DEEPSPEED) {
+  const bool any_offload = p.offload_optimizer == OffloadTarget::CPU || p.offload_params == OffloadTarget::CPU;
+  if (any_offload && p.framework == Framework::MEGATRON) {
     throw InputError(v.file(), v.pointer() + "/offload",
-                     "CPU offload is modelled with DeepSpeed semantics: set framework to \"deepspeed\"");
+                     "Megatron's optimizer CPU offload is not modelled; CPU offload follows DeepSpeed (framework "
+                     "\"deepspeed\") or FSDP2's CPUOffloadPolicy (framework \"pytorch\", zero_stage 2 or 3)");
   }
-  if (p.offload_params == OffloadTarget::CPU && p.zero_stage != 3) {
+  if (any_offload && p.framework == Framework::PYTORCH) {
+    // FSDP2's CPUOffloadPolicy moves the sharded parameters, their gradients and the optimizer
+    // state to the host together (torch.distributed.fsdp CPUOffloadPolicy).
+    if (p.zero_stage < 2) {
+      throw InputError(v.file(), v.pointer() + "/offload",
+                       "CPU offload under PyTorch is FSDP2's CPUOffloadPolicy: it needs zero_stage 2 or 3");
+    }
+    if (p.offload_optimizer != OffloadTarget::CPU || p.offload_params != OffloadTarget::CPU) {
+      throw InputError(v.file(), v.pointer() + "/offload",
+                       "FSDP2's CPUOffloadPolicy offloads parameters, gradients and optimizer state together: set "
+                       "both \"optimizer\" and \"params\" to \"cpu\"");
+    }
+  }
+  if (p.offload_params == OffloadTarget::CPU && p.zero_stage != 3 && p.framework == Framework::DEEPSPEED) {
     throw InputError(v.file(), v.pointer() + "/offload/params", "parameter offload needs zero_stage 3");
   }
   if (p.offload_optimizer == OffloadTarget::CPU && p.zero_stage == 0) {

@@ -548,9 +548,15 @@ class StageBuilder {
         u.gather_expert = gather(u.expert_params, g_edp_);
         u.reduce = reduce(u.dense_grads, g_dp_);
         u.reduce_expert = reduce(u.expert_grads, g_edp_);
-        if (offload_par) {
+        if (offload_par && deepspeed) {
           u.h2d = host_copy("parameter fetch (offload_param)",
                             Bytes::from_double(u.dense_params.as_double() / D + u.expert_params.as_double() / De), true);
+        } else if (offload_par) {
+          // FSDP2 CPUOffloadPolicy (_fsdp_param.py all_gather_inputs): the fp32 shard is copied
+          // to the GPU before each all-gather's copy-in, then cast to the parameter dtype.
+          u.h2d = host_copy("parameter copy-in (CPUOffloadPolicy)",
+                            Bytes::from_double(4.0 / pb * (u.dense_params.as_double() / D + u.expert_params.as_double() / De)),
+                            true);
         }
         if (offload_opt) {
           // Stage 3 (stage3.py partition_grads): the reduced partition goes into the fp32
@@ -558,8 +564,9 @@ class StageBuilder {
           // (or, at the first micro-step, to stay there): a device-to-host and a host-to-device
           // copy of 4 B an element on the reduce stream, one after the other, counted as 8 B
           // through the device-to-host path. FSDP-style paths keep the reduce dtype.
+          // FSDP2 (foreach_reduce) copies the reduced shard to the host in the reduce dtype.
           const double elems = u.dense_grads.as_double() / gb / D + u.expert_grads.as_double() / gb / De;
-          u.d2h = host_copy("gradient offload (offload_optimizer)",
+          u.d2h = host_copy(deepspeed ? "gradient offload (offload_optimizer)" : "gradient copy-out (CPUOffloadPolicy)",
                             Bytes::from_double(deepspeed ? 8.0 * elems : elems * gb), false);
         }
         if (deepspeed) {

@@ -94,6 +94,19 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
   OptimizerStep s;
   s.params = static_cast<std::int64_t>(n);
   const double g = bytes_per_element(training_.grad_reduce_dtype);
+  if (par.framework == Framework::PYTORCH && par.offload_optimizer == OffloadTarget::CPU) {
+    // FSDP2 CPUOffloadPolicy: torch.optim.AdamW steps the fp32 shards where they live, on the CPU
+    // (foreach kernels on the rank's intra-op threads); gradients arrived during the backward and
+    // the parameters are copied in before each all-gather, so nothing crosses PCIe here.
+    if (host != nullptr) {
+      const HostThreads one{.threads = 1, .cores = 1, .why = ""};
+      const HostThreads& th = threads != nullptr ? *threads : one;
+      s.cpu_cores = th.cores;
+      s.cpu_adam_time = host->torch_adamw_time(s.params, th.cores, ranks_per_node);
+      s.cpu_time = s.cpu_adam_time;
+    }
+    return s;
+  }
   const bool offloaded = par.framework == Framework::DEEPSPEED && par.offload_optimizer == OffloadTarget::CPU;
   if (offloaded) {
     s.d2h_bytes = Bytes::from_double(n * g);

@@ -94,7 +94,7 @@ TEST_CASE("seed 004: one pod's CPU Adam runs single-threaded, four pods share th
   CHECK(b.host.cpu_adam_s == Approx(2'007'565'312 / 1.408e9));
   // With offload_param the updated partition is cast on the CPU too (6 B an element).
   CHECK(a.host.cpu_optimizer_s == Approx(2'007'565'312 / 3e8 + 6.0 * 2'007'565'312 / (30 * 3e8)));
-  CHECK_THAT(a.bottleneck, Catch::Contains("CPU Adam") && Catch::Contains("torchrun"));
+  CHECK_THAT(a.bottleneck, Catch::Contains("CPU optimizer") && Catch::Contains("torchrun"));
   // ZeRO-3's hooks: 13 modules a layer and 3 each for the embedding and the head, 150 us each,
   // forward and backward, 4 micro-batches: (32 x 13 + 6) x 150 us x 2 x 4 = 0.5064 s.
   CHECK(a.host.hooks_s == Approx((32 * 13 + 6) * 150e-6 * 2 * 4));
@@ -164,4 +164,33 @@ TEST_CASE("placement keys for the host are read strictly", "[unit][host][scenari
   j["cluster"]["placement"]["launcher"] = "srun";
   CHECK_THROWS_WITH(read_scenario(parse_json_text(j.dump(), "s.json"), "."),
                     Catch::Contains("/cluster/placement/launcher") && Catch::Contains("torchrun"));
+}
+
+TEST_CASE("FSDP2's CPUOffloadPolicy: shards on the host, AdamW on the CPU", "[unit][host][step]") {
+  nlohmann::json j = {
+      {"schema_version", 1},
+      {"model", {{"preset", "llama3-8b"}}},
+      {"training", {{"seq_len", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 4}}},
+      {"parallelism",
+       {{"framework", "pytorch"}, {"data", 4}, {"zero_stage", 3}, {"offload", {{"optimizer", "cpu"}, {"params", "cpu"}}}}},
+      {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", 4}}}};
+  const Scenario s = read_scenario(parse_json_text(j.dump(), "fsdp.json"), ".");
+  StepSimulator sim(catalog());
+  const StepEstimate e = sim.estimate(s, Fidelity::FAST);
+  // No sharded state on the GPU; on the host per node: 8,030,261,248 x (4 + 4 + 8) B.
+  CHECK(e.memory.weights.count() == 0);
+  CHECK(e.memory.optimizer_state.count() == 0);
+  CHECK(e.memory.host_bytes.as_double() == Approx(16.0 * 8'030'261'248).epsilon(1e-6));
+  // torch AdamW on one thread (torchrun, 4 processes a pod): 2,007,565,312 / 4.7e7 a second.
+  CHECK(e.host.cpu_adam_s == Approx(2'007'565'312 / 4.7e7));
+  bool copy_in = false;
+  for (const auto& c : e.comms) copy_in = copy_in || c.name == "parameter copy-in (CPUOffloadPolicy)";
+  CHECK(copy_in);
+  // CPUOffloadPolicy moves parameters, gradients and optimizer state together.
+  j["parallelism"]["offload"]["params"] = "none";
+  CHECK_THROWS_WITH(read_scenario(parse_json_text(j.dump(), "fsdp.json"), "."),
+                    Catch::Contains("/parallelism/offload") && Catch::Contains("CPUOffloadPolicy"));
+  j["parallelism"]["framework"] = "megatron";
+  j["parallelism"]["zero_stage"] = 1;
+  CHECK_THROWS_WITH(read_scenario(parse_json_text(j.dump(), "fsdp.json"), "."), Catch::Contains("Megatron"));
 }
