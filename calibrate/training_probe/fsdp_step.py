@@ -11,6 +11,17 @@ framework "pytorch", zero_stage 3, grad_reduce_dtype "fp32" describes. The step 
 the timed steps (after warm-up), measured on rank 0 between synchronised points; every rank's median
 is gathered and the maximum reported, as a step ends when the slowest rank ends.
 
+With --cpu-offload, fully_shard gets offload_policy=CPUOffloadPolicy(pin_memory=True): the sharded
+fp32 parameters, their gradients and the optimizer states live in pinned host memory, each layer's
+parameters are copied to the GPU for its all-gather, gradients are copied back after the
+reduce-scatter, and the optimizer steps on the CPU (torch.optim.AdamW with torch's default
+implementation for CPU tensors unless --optimizer says otherwise). The model is then initialised on
+the GPU and fully_shard moves the shards to the host.
+
+After the timed steps, --split-steps more are timed with a synchronisation after the forward, the
+backward and the optimizer step (zero_grad included), whose medians give the phase split. The thread
+counts in effect (OMP_NUM_THREADS, torch's intra-op threads) are recorded.
+
 NVLink multicast stays off: NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and
 NVSHMEM_DISABLE_NVLS=1 are set before torch initialises NCCL.
 """
@@ -41,6 +52,10 @@ def parse_args():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--checkpointing", choices=["none", "full"], default="none")
     p.add_argument("--layers", type=int, default=0, help="override num_hidden_layers (0: as in the preset)")
+    p.add_argument("--cpu-offload", action="store_true", help="CPUOffloadPolicy(pin_memory=True)")
+    p.add_argument("--optimizer", choices=["fused", "foreach", "forloop", "default"], default=None,
+                   help="AdamW implementation (default: fused on the GPU; torch's default with --cpu-offload)")
+    p.add_argument("--split-steps", type=int, default=3, help="steps timed phase by phase")
     p.add_argument("--out", required=True)
     return p.parse_args()
 
@@ -53,7 +68,7 @@ def main():
     torch.cuda.set_device(local)
     torch.manual_seed(1234 + rank)
 
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
     from transformers import AutoConfig, AutoModelForCausalLM
 
     with open(args.preset) as f:
@@ -65,28 +80,49 @@ def main():
     config._attn_implementation = "sdpa"
     config.use_cache = False
 
-    with torch.device("meta"):
+    # With offload the model is built on the GPU (buffers such as the rotary frequencies must stay
+    # there) and fully_shard moves the parameter shards to pinned host memory.
+    with torch.device("cuda" if args.cpu_offload else "meta"):
         model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32)
     if args.checkpointing == "full":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    offload = CPUOffloadPolicy(pin_memory=True) if args.cpu_offload else OffloadPolicy()
     for layer in model.model.layers:
-        fully_shard(layer, mp_policy=mp, reshard_after_forward=True)
-    fully_shard(model, mp_policy=mp, reshard_after_forward=True)
-    model.to_empty(device="cuda")
+        fully_shard(layer, mp_policy=mp, reshard_after_forward=True, offload_policy=offload)
+    fully_shard(model, mp_policy=mp, reshard_after_forward=True, offload_policy=offload)
+    if not args.cpu_offload:
+        model.to_empty(device="cuda")
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0.0, 0.02)  # random (never zero) weights: the kernels must see real data
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    optim = args.optimizer or ("default" if args.cpu_offload else "fused")
+    opt_kw = {"fused": {"fused": True}, "foreach": {"foreach": True}, "forloop": {"foreach": False},
+              "default": {}}[optim]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, **opt_kw)
+    param_device = str(next(iter(model.parameters())).device)
     vocab = config.vocab_size
     tokens = torch.randint(0, vocab, (args.micro_batch, args.seq_len), device="cuda")
 
-    def step():
+    def step(split=None):
+        if split is not None:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
         out = model(input_ids=tokens, labels=tokens)
+        if split is not None:
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
         out.loss.backward()
+        if split is not None:
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        if split is not None:
+            torch.cuda.synchronize()
+            t3 = time.perf_counter()
+            split.update(forward=t1 - t0, backward=t2 - t1, step=t3 - t2)
 
     for _ in range(args.warmup):
         step()
@@ -101,6 +137,12 @@ def main():
         step()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
+    splits = []
+    for _ in range(args.split_steps):
+        dist.barrier()
+        s = {}
+        step(s)
+        splits.append(s)
     med = torch.tensor([statistics.median(times)], device="cuda")
     dist.all_reduce(med, op=dist.ReduceOp.MAX)
     peak = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()], device="cuda",
@@ -120,24 +162,40 @@ def main():
             "precision": "bf16",
             "grad_reduce_dtype": "fp32",
             "activation_checkpointing": args.checkpointing,
-            "optimizer": "adamw (fused)",
+            "optimizer": f"adamw ({optim})",
+            "cpu_offload": bool(args.cpu_offload),
+            "param_device": param_device,
             "warmup_steps": args.warmup,
             "timed_steps": args.steps,
             "step_times_s": times,
             "step_time_s": float(med.item()),
+            "split_steps": args.split_steps,
+            "split_times_s": splits,
+            "split_median_s": {k: statistics.median(s[k] for s in splits) for k in ("forward", "backward", "step")}
+            if splits else {},
+            "threads": {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+                        "torch_num_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()},
             "peak_allocated_bytes": int(peak[0].item()),
             "peak_reserved_bytes": int(peak[1].item()),
             "torch": torch.__version__,
             "nccl": ".".join(str(x) for x in torch.cuda.nccl.version()),
             "gpu_name": torch.cuda.get_device_name(0),
         }
+        try:
+            import transformers
+            result["transformers"] = transformers.__version__
+        except Exception:
+            pass
         tmp = args.out + ".tmp"
         with open(tmp, "w") as f:
             json.dump(result, f, indent=1)
         os.replace(tmp, args.out)
-        print(f"step {result['step_time_s']:.4f} s, peak allocated {result['peak_allocated_bytes'] / 2**30:.1f} GiB "
+        sm = result["split_median_s"]
+        print(f"step {result['step_time_s']:.4f} s (fwd {sm.get('forward', 0):.4f} bwd {sm.get('backward', 0):.4f} "
+              f"step {sm.get('step', 0):.4f}), peak allocated {result['peak_allocated_bytes'] / 2**30:.1f} GiB "
               f"({result['preset']}, {world} GPUs, seq {args.seq_len}, mb {args.micro_batch}, "
-              f"ckpt {args.checkpointing})", flush=True)
+              f"ckpt {args.checkpointing}, offload {args.cpu_offload}, adamw {optim}, "
+              f"threads {result['threads']})", flush=True)
     dist.destroy_process_group()
 
 
