@@ -180,16 +180,22 @@ HostModel::HostModel(const hardware::NodeSpec& node, hardware::ParameterSet& ps)
                                    "default: least of GPUs x one GPU, PCIe switch uplinks and host memory", 0.3);
   }
   adam_per_core_ = ps.ratio(cp::kCpuAdamPerCore, D::cpu_adam_params_per_core,
-                            "default: a core streams ~10 GB/s over ~30 B per parameter", 0.5);
+                            "default: DeepSpeed CPU Adam on one thread, measured on one host", 0.5);
   const double node_limit = host_memory.bytes_per_second() > 0
                                 ? host_memory.bytes_per_second() / D::cpu_adam_bytes_per_param
                                 : adam_per_core_ * cores_;
   adam_node_ = ps.ratio(cp::kCpuAdamNode, node_limit,
                         "default: host memory bandwidth x efficiency / 30 B per parameter", 0.4);
   torch_adamw_per_core_ = ps.ratio(cp::kTorchAdamwPerCore, D::torch_adamw_params_per_core,
-                                   "default: 6.3x slower than DeepSpeed CPU Adam (ZeRO-Offload Table 4)", 0.5);
-  zero3_hook_ = ps.duration(cp::kZero3ModuleHook, Duration::from_seconds(D::zero3_module_hook_s),
-                            "default: DeepSpeed ZeRO-3's Python hooks around one module", 0.5);
+                                   "default: torch AdamW on CPU tensors, one thread, measured on one host", 0.5);
+  torch_adamw_node_fraction_ = ps.ratio(cp::kTorchAdamwNodeFraction, D::torch_adamw_node_fraction,
+                                        "default: torch AdamW's node limit over CPU Adam's, measured on one host", 0.3);
+  zero3_hook_[0] = ps.duration(cp::kZero3ModuleHookForward, Duration::from_seconds(D::zero3_module_hook_forward_s),
+                               "default: DeepSpeed ZeRO-3's hooks around one module's forward, measured on one host",
+                               0.5);
+  zero3_hook_[1] = ps.duration(cp::kZero3ModuleHookBackward, Duration::from_seconds(D::zero3_module_hook_backward_s),
+                               "default: DeepSpeed ZeRO-3's hooks around one module's backward, measured on one host",
+                               0.5);
 }
 
 HostThreads host_threads(const ClusterSpec& c, const hardware::NodeSpec& node) {
@@ -245,8 +251,14 @@ Duration HostModel::cpu_adam_time(std::int64_t params, double cores, int ranks) 
 
 Duration HostModel::torch_adamw_time(std::int64_t params, double cores, int ranks) const {
   ranks = std::max(1, ranks);
-  const double rate = std::min(torch_adamw_per_core_ * std::max(cores, 1e-3), adam_node_ / ranks);
+  const double rate = std::min(torch_adamw_per_core_ * std::max(cores, 1e-3), adam_node_ * torch_adamw_node_fraction_ / ranks);
   return Duration::from_seconds(static_cast<double>(params) / rate);
+}
+
+Duration HostModel::torch_pass_time(Bytes bytes, double cores, int ranks) const {
+  constexpr double kBytesPerAdamwParam = 75;
+  const double params = torch_adamw_time(1'000'000, cores, ranks).seconds();
+  return Duration::from_seconds(bytes.as_double() / kBytesPerAdamwParam * params / 1e6);
 }
 
 Duration HostModel::cpu_stream_time(Bytes bytes, double cores, int ranks) const {

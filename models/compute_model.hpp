@@ -51,16 +51,23 @@
 //        at once, total: the least of (GPUs x one GPU), (per PCIe switch: min(its GPUs x one GPU,
 //        its uplink)), (sockets x memory bandwidth x host.memory.efficiency)
 //   host.memory.efficiency  ratio of the catalog host memory bandwidth a streaming kernel reaches: 0.60
-//   host.cpu_adam.params_per_second_per_core  DeepSpeed CPU Adam on one core: 3e8 (a core streams
-//        ~10 GB/s; Adam reads fp32 param, grad, m, v and writes param, m, v and a bf16 copy: ~30 B)
+//   host.cpu_adam.params_per_second_per_core  DeepSpeed CPU Adam (AVX-512 build) on one thread:
+//        1e9 (1.04e9 measured with DeepSpeed 0.19.6 on a Sapphire Rapids guest,
+//        calibrate/results/lent-1xh100-2026-12-07-offload/cpu-optim.json; Adam reads fp32 param,
+//        grad, m, v and writes param, m, v: ~30 B a parameter)
 //   host.cpu_adam.node_params_per_second  the node's memory-bound limit: sockets x memory
 //        bandwidth x host.memory.efficiency / 30 B
-//   host.torch_adamw.params_per_second_per_core  torch.optim.AdamW (foreach) on CPU tensors, one
-//        core: 4.7e7 (ZeRO-Offload, Ren et al. 2021, Table 4: PyTorch's CPU Adam 1.39 s against
-//        DeepSpeed CPU Adam's 0.22 s for 1B parameters on one host, 6.3x slower)
-//   host.deepspeed.zero3_module_hook  the CPU time of DeepSpeed ZeRO-3's hooks around one module's
-//        forward or backward (fetch_sub_module, release_sub_module and their trace bookkeeping,
-//        partitioned_param_coordinator.py): 150 us (Python over ~10 parameters' state)
+//   host.torch_adamw.params_per_second_per_core  torch.optim.AdamW as it runs on CPU tensors by
+//        default (the per-tensor loop: foreach and fused are opt-in on the CPU), one thread: 2e8
+//        (2.05e8 measured with torch 2.11 beside the 1.04e9 above)
+//   host.torch_adamw.node_fraction  its node-wide limit over CPU Adam's: 0.30 (its separate
+//        element-wise passes move ~3.4x the bytes: 1.02e9 against 3.43e9 on all 16 cores there)
+//   host.deepspeed.zero3_module_hook.forward, .backward  the CPU time of DeepSpeed ZeRO-3's hooks
+//        around one module's forward and backward (fetch_sub_module, release_sub_module, their
+//        trace bookkeeping, and in the backward the gradient hooks' bucket work;
+//        partitioned_param_coordinator.py, stage3.py): 470 us and 700 us (DeepSpeed 0.19.6 on a
+//        Sapphire Rapids guest, Llama-3.2-1B on one GPU: ZeRO-3's passes held by its 214 modules'
+//        hooks, calibrate/results/lent-1xh100-2026-12-07-offload)
 // CPU work runs on the rank's threads (host_threads): a rank gets
 //   cores = min(threads, the pod's CPU limit / its processes, physical cores / ranks of the node)
 // and a pass over host memory moves min(cores x 30 B x per-core Adam rate, node limit / ranks).
@@ -147,16 +154,22 @@ class HostModel {
   Duration cpu_stream_time(Bytes bytes, double cores, int ranks) const;
   // torch.optim.AdamW (foreach) on CPU tensors, as FSDP2's CPUOffloadPolicy runs it.
   Duration torch_adamw_time(std::int64_t params, double cores, int ranks) const;
-  // DeepSpeed ZeRO-3's hooks around one module's forward or backward (host.deepspeed.zero3_module_hook).
-  Duration zero3_module_hook() const { return zero3_hook_; }
+  // A pass of PyTorch's CPU element-wise kernels (a cast, an in-place scale) over `bytes`: the
+  // rate of torch's AdamW loop times the ~75 B it moves a parameter (its decay, two moment
+  // updates, square root, division and update each read and write fp32 tensors).
+  Duration torch_pass_time(Bytes bytes, double cores, int ranks) const;
+  // DeepSpeed ZeRO-3's hooks around one module's forward or backward
+  // (host.deepspeed.zero3_module_hook.forward, .backward).
+  Duration zero3_module_hook(bool backward) const { return zero3_hook_[backward ? 1 : 0]; }
 
  private:
   Bandwidth pinned_[2], pageable_[2], aggregate_[2];  // index: 0 = d2h, 1 = h2d
   double adam_per_core_ = 0;
   double adam_node_ = 0;
   double torch_adamw_per_core_ = 0;
+  double torch_adamw_node_fraction_ = 1;
   int cores_ = 1;
-  Duration zero3_hook_;
+  Duration zero3_hook_[2];
 };
 
 // Fails (InputError at /training/precision of `file`) when the GPU cannot run the precision

@@ -79,8 +79,10 @@ inline std::string host_aggregate_bandwidth(bool h2d) {
 inline constexpr std::string_view kHostMemoryEfficiency = "host.memory.efficiency";
 inline constexpr std::string_view kCpuAdamPerCore = "host.cpu_adam.params_per_second_per_core";
 inline constexpr std::string_view kCpuAdamNode = "host.cpu_adam.node_params_per_second";
-inline constexpr std::string_view kZero3ModuleHook = "host.deepspeed.zero3_module_hook";
+inline constexpr std::string_view kZero3ModuleHookForward = "host.deepspeed.zero3_module_hook.forward";
+inline constexpr std::string_view kZero3ModuleHookBackward = "host.deepspeed.zero3_module_hook.backward";
 inline constexpr std::string_view kTorchAdamwPerCore = "host.torch_adamw.params_per_second_per_core";
+inline constexpr std::string_view kTorchAdamwNodeFraction = "host.torch_adamw.node_fraction";
 
 // Documented defaults (used where no profile has the parameter; each comes with its reason in
 // compute_model.hpp).
@@ -102,10 +104,12 @@ struct Defaults {
   static constexpr double host_pinned_fraction_of_pcie = 0.80;
   static constexpr double host_pageable_fraction_of_pinned = 0.40;
   static constexpr double host_memory_efficiency = 0.60;
-  static constexpr double cpu_adam_params_per_core = 3.0e8;
+  static constexpr double cpu_adam_params_per_core = 1.0e9;
   static constexpr double cpu_adam_bytes_per_param = 30;  // see compute_model.hpp
-  static constexpr double zero3_module_hook_s = 150e-6;
-  static constexpr double torch_adamw_params_per_core = 4.7e7;
+  static constexpr double zero3_module_hook_forward_s = 470e-6;
+  static constexpr double zero3_module_hook_backward_s = 700e-6;
+  static constexpr double torch_adamw_params_per_core = 2.0e8;
+  static constexpr double torch_adamw_node_fraction = 0.30;
 };
 
 inline double wave_efficiency(double m, double n, double batch, double tile_m, double tile_n, double sms) {

@@ -327,7 +327,7 @@ class EventBuilder {
     scratch_.clear();
     if (c.group < 0) {
       // Host copies: every GPU of the stage on the node copies at once.
-      const Bandwidth one = in_.host.copy_bandwidth(c.host_to_device, in_.scenario.parallelism.zero.pin_memory, 1);
+      const Bandwidth one = in_.host.copy_bandwidth(c.host_to_device, c.pinned, 1);
       const int rep = st.rank;
       for (int a : in_.grid.stage_peers_on_node(rep)) {
         const sim::VertexId mem = topo_.host_memory(in_.grid.node_of(a), socket_of(a));
@@ -432,8 +432,9 @@ class EventBuilder {
     // The rank's CPU thread: a unit's host work (module hooks) before its kernels can start; the
     // thread runs ahead of the GPU otherwise (the cpu stream keeps its order).
     auto host = [&](const UnitPlan& u) {
-      if (u.host <= Duration::zero()) return;
-      ss.pending.push_back(compute(s, u.host, "module hooks", WorkClass::HOST, S_CPU));
+      const Duration d = ps.forward ? u.host_forward : u.host_backward;
+      if (d <= Duration::zero()) return;
+      ss.pending.push_back(compute(s, d, "module hooks", WorkClass::HOST, S_CPU));
     };
     if (ps.forward) {
       for (int k = 0; k < n; ++k) {

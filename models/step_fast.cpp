@@ -176,7 +176,8 @@ class StageFast {
     bool any = false;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t k = reverse ? n - 1 - i : i;
-      const double h = sec(st_.units[units[k]].host);
+      const UnitPlan& u = st_.units[units[k]];
+      const double h = sec(reverse ? u.host_backward : u.host_forward);
       any = any || h > 0;
       host += h;
       end = std::max(end, host) + gpu[k];

@@ -231,7 +231,7 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
     e.host.cpu_adam_s = st.optimizer.cpu_adam_time.seconds();
     e.host.cpu_optimizer_s = st.optimizer.cpu_time.seconds();
     double hooks = 0;
-    for (const UnitPlan& u : st.units) hooks += 2 * u.host.seconds();  // forward and backward
+    for (const UnitPlan& u : st.units) hooks += u.host_forward.seconds() + u.host_backward.seconds();
     e.host.hooks_s = hooks * static_cast<double>(plan.micro_batches);
     e.host.cpu_work = e.host.cpu_optimizer_s > 0 || e.host.hooks_s > 0;
   }

@@ -160,7 +160,7 @@ class StageBuilder {
   }
 
   // A host <-> device copy of `bytes` while every GPU of the node copies the same way.
-  int host_copy(const std::string& name, Bytes bytes, bool h2d) {
+  int host_copy(const std::string& name, Bytes bytes, bool h2d, std::optional<bool> pinned = std::nullopt) {
     if (bytes.count() <= 0) return -1;
     for (std::size_t i = 0; i < st_.comms.size(); ++i) {
       const CommSpec& c = st_.comms[i];
@@ -171,8 +171,9 @@ class StageBuilder {
     c.cls = WorkClass::OFFLOAD;
     c.size = bytes;
     c.host_to_device = h2d;
+    c.pinned = pinned.value_or(in_.scenario.parallelism.zero.pin_memory);
     const int concurrent = std::max(1, in_.scenario.cluster.gpus_per_node);
-    const Bandwidth bw = in_.host.copy_bandwidth(h2d, in_.scenario.parallelism.zero.pin_memory, concurrent);
+    const Bandwidth bw = in_.host.copy_bandwidth(h2d, c.pinned, concurrent);
     c.cost.time = transfer_time(bytes, bw);
     c.cost.bandwidth_time = c.cost.time;
     c.cost.bus_bytes = bytes.as_double();
@@ -572,7 +573,8 @@ class StageBuilder {
         if (deepspeed) {
           // ZeRO-3's pre- and post-hooks run for every module's forward and backward
           // (parameter_offload.py, partitioned_param_coordinator.py) on the rank's Python thread.
-          u.host = in_.host.zero3_module_hook() * u.modules;
+          u.host_forward = in_.host.zero3_module_hook(false) * u.modules;
+          u.host_backward = in_.host.zero3_module_hook(true) * u.modules;
         }
       }
     };
@@ -709,7 +711,8 @@ class StageBuilder {
                                       Bytes::from_double(4.0 * static_cast<double>(o.params)), false);
       }
       if (par.offload_params != OffloadTarget::CPU) {
-        st_.optimizer.h2d = host_copy("updated parameters (offload_optimizer)", o.h2d_bytes, true);
+        // Cast on the CPU into a pageable temporary first (training_model.cpp): a pageable copy.
+        st_.optimizer.h2d = host_copy("updated parameters (offload_optimizer)", o.h2d_bytes, true, false);
       }
     }
   }

@@ -100,6 +100,7 @@ struct CommSpec {
   Bytes size;           // one collective's size (nccl-tests convention); host copies: bytes copied
   int repeat = 1;       // back-to-back collectives of `size` this item stands for
   bool host_to_device = true;  // host copies only
+  bool pinned = true;          // host copies only: from or to pinned host memory
   CollectiveCost cost;  // one collective alone
   double sm_share = 0;  // share of the GPU's SMs it holds while it runs (channels / SM count)
   Duration time() const { return cost.time * repeat; }
@@ -130,8 +131,9 @@ struct UnitPlan {
   Bytes dense_params, expert_params;  // gathered size (16-bit, after TP/EP splits)
   Bytes dense_grads, expert_grads;    // in the reduce dtype
   int modules = 0;     // nn.Modules of the unit as Hugging Face builds it (hooks fire per module)
-  Duration host;       // the rank's CPU time around each forward or backward of the unit beyond
-                       // launching its kernels (DeepSpeed ZeRO-3's module hooks); zero when none
+  // The rank's CPU time around the unit's forward and its backward beyond launching its kernels
+  // (DeepSpeed ZeRO-3's module hooks); zero when none.
+  Duration host_forward, host_backward;
   // ZeRO-3/FSDP per-unit comms (indices into StagePlan::comms; -1 when absent).
   int gather = -1, gather_expert = -1, reduce = -1, reduce_expert = -1, h2d = -1, d2h = -1;
 };

@@ -109,7 +109,9 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
   }
   const bool offloaded = par.framework == Framework::DEEPSPEED && par.offload_optimizer == OffloadTarget::CPU;
   if (offloaded) {
-    s.d2h_bytes = Bytes::from_double(n * g);
+    // ZeRO-1/2 copy each reduced gradient into the fp32 partition in pinned host memory
+    // (async_inplace_copy_grad_to_fp32_buffer_from_gpu): 4 B an element.
+    s.d2h_bytes = Bytes::from_double(n * 4);
     s.h2d_bytes = Bytes::from_double(n * (training_.precision == Precision::FP32 ? 4 : 2));
     if (host != nullptr) {
       if (threads != nullptr) {
@@ -118,18 +120,22 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
         // (_reassign_or_swap_out_partitioned_parameters): with offload_param that partition lives
         // in pinned host memory and the cast is a CPU pass (read 4 B, write 2 B an element) on the
         // same threads; otherwise it is the host-to-device copy below.
+        // Around it, PyTorch CPU kernels on the same threads: with gradient clipping the fp32
+        // gradients are scaled in place (unscale_and_clip_grads: read and write 8 B an element),
+        // and the updated fp32 partition is cast to 16 bits (read 4 B, write 2 B): into the
+        // pinned partition under offload_param, else into a pageable temporary that then goes
+        // to the GPU by a pageable copy (Tensor.copy_ across devices and dtypes).
         s.cpu_cores = threads->cores;
         s.cpu_adam_time = host->cpu_adam_time(s.params, threads->cores, ranks_per_node);
-        s.cpu_time = s.cpu_adam_time;
-        if (par.zero_stage == 3 && par.offload_params == OffloadTarget::CPU) {
-          s.cpu_time += host->cpu_stream_time(Bytes::from_double(6.0 * n), threads->cores, ranks_per_node);
-        }
+        double pass_bytes = 6.0 * n;
+        if (par.zero.gradient_clipping > 0) pass_bytes += 8.0 * n;
+        s.cpu_time = s.cpu_adam_time + host->torch_pass_time(Bytes::from_double(pass_bytes), threads->cores, ranks_per_node);
       } else {
         s.cpu_adam_time = host->cpu_adam_time(s.params, ranks_per_node);
         s.cpu_time = s.cpu_adam_time;
       }
       s.d2h_time = transfer_time(s.d2h_bytes, host->copy_bandwidth(false, par.zero.pin_memory, ranks_per_node));
-      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, par.zero.pin_memory, ranks_per_node));
+      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, false, ranks_per_node));
     }
     return s;
   }

@@ -156,9 +156,10 @@ TEST_CASE("the optimizer step on the GPU and offloaded", "[unit][models]") {
   const auto off = TrainingModel(builtin_model_preset("llama3-8b"), d, t).optimizer_step(0, cm, &host, 8);
   CHECK(off.gpu_time == Duration());
   CHECK(off.cpu_time.seconds() == Approx(1'003'782'656.0 / 1.536e9).epsilon(1e-6));
-  // fp32 gradients down (4 B) and bf16 parameters up (2 B) at 46.08 GB/s each way.
+  // fp32 gradients down (4 B, pinned: 46.08 GB/s) and bf16 parameters up (2 B) from the pageable
+  // temporary the CPU cast writes: 0.4 x 50.4 = 20.16 GB/s, below the 46.08 share.
   CHECK(off.d2h_bytes.as_double() == Approx(4.0 * 1'003'782'656));
-  CHECK(off.h2d_time.seconds() == Approx(2.0 * 1'003'782'656 / 46.08e9).epsilon(1e-6));
+  CHECK(off.h2d_time.seconds() == Approx(2.0 * 1'003'782'656 / 20.16e9).epsilon(1e-6));
 }
 
 TEST_CASE("a profile efficiency outside (0, 1] is a bad profile", "[unit][models][bad-input]") {
