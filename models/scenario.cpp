@@ -114,15 +114,6 @@ ZeroKnob read_knob(ObjectReader& o, std::string_view key) {
   return k;
 }
 
-// DeepSpeed's gradient_clipping: a number >= 0, or "auto" (the Hugging Face Trainer's max_grad_norm, 1.0).
-double read_clipping(const ValueReader& v) {
-  if (v.raw().is_string()) {
-    v.as_choice({"auto"});
-    return 1.0;
-  }
-  return v.as_number({.min = 0, .max = 1e9});
-}
-
 void read_zero_knobs(ObjectReader& o, ZeroKnobs& z) {
   z.reduce_bucket_size = read_knob(o, "reduce_bucket_size");
   z.allgather_bucket_size = read_knob(o, "allgather_bucket_size");
@@ -134,7 +125,6 @@ void read_zero_knobs(ObjectReader& o, ZeroKnobs& z) {
   z.overlap_comm = o.get_or("overlap_comm", z.overlap_comm);
   z.contiguous_gradients = o.get_or("contiguous_gradients", z.contiguous_gradients);
   z.reduce_scatter = o.get_or("reduce_scatter", z.reduce_scatter);
-  if (auto c = o.maybe("gradient_clipping")) z.gradient_clipping = read_clipping(*c);
 }
 
 ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& base, const TrainingSpec& training,
@@ -443,8 +433,7 @@ void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& trainin
   p.framework = Framework::DEEPSPEED;
   doc.root().read_object([&](ObjectReader& o) {
     // Keys DeepSpeed accepts that do not change the step's time or memory in this model.
-    if (auto c = o.maybe("gradient_clipping")) p.zero.gradient_clipping = read_clipping(*c);
-    o.allow({"steps_per_print", "wall_clock_breakdown", "optimizer", "scheduler",
+    o.allow({"steps_per_print", "wall_clock_breakdown", "gradient_clipping", "optimizer", "scheduler",
              "tensorboard", "wandb", "csv_monitor", "comet", "flops_profiler", "comms_logger", "dump_state",
              "memory_breakdown", "prescale_gradients", "gradient_predivide_factor", "zero_allow_untested_optimizer",
              "zero_force_ds_cpu_optimizer", "amp", "checkpoint", "data_efficiency", "elasticity", "autotuning",

@@ -92,10 +92,6 @@ struct ZeroKnobs {
   bool contiguous_gradients = true;
   bool reduce_scatter = true;
   bool pin_memory = true;
-  // gradient_clipping: DeepSpeed's default 0 (off); "auto" is the Hugging Face Trainer's
-  // max_grad_norm, 1.0. When set, the offloaded optimizer scales the fp32 gradients on the CPU
-  // (unscale_and_clip_grads) whenever their norm exceeds it, as it does early in training.
-  double gradient_clipping = 0;
 };
 
 // PyTorch FSDP2 knobs.

@@ -120,22 +120,21 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
         // (_reassign_or_swap_out_partitioned_parameters): with offload_param that partition lives
         // in pinned host memory and the cast is a CPU pass (read 4 B, write 2 B an element) on the
         // same threads; otherwise it is the host-to-device copy below.
-        // Around it, PyTorch CPU kernels on the same threads: with gradient clipping the fp32
-        // gradients are scaled in place (unscale_and_clip_grads: read and write 8 B an element),
-        // and the updated fp32 partition is cast to 16 bits (read 4 B, write 2 B): into the
-        // pinned partition under offload_param, else into a pageable temporary that then goes
-        // to the GPU by a pageable copy (Tensor.copy_ across devices and dtypes).
+        // Around it, PyTorch CPU kernels on the same threads: the fp32 gradients are scaled in
+        // place (unscale_and_clip_grads runs its mul_ whether or not clipping is set: read and
+        // write 8 B an element), and the updated fp32 partition is cast to 16 bits (read 4 B,
+        // write 2 B): at stage 1/2 into a pinned buffer copied to the GPU without blocking; at
+        // stage 3 into the pinned partition under offload_param, else, as a blocking copy_ across
+        // devices and dtypes does, into a pageable temporary copied to the GPU from there.
         s.cpu_cores = threads->cores;
         s.cpu_adam_time = host->cpu_adam_time(s.params, threads->cores, ranks_per_node);
-        double pass_bytes = 6.0 * n;
-        if (par.zero.gradient_clipping > 0) pass_bytes += 8.0 * n;
-        s.cpu_time = s.cpu_adam_time + host->torch_pass_time(Bytes::from_double(pass_bytes), threads->cores, ranks_per_node);
+        s.cpu_time = s.cpu_adam_time + host->torch_pass_time(Bytes::from_double(14.0 * n), threads->cores, ranks_per_node);
       } else {
         s.cpu_adam_time = host->cpu_adam_time(s.params, ranks_per_node);
         s.cpu_time = s.cpu_adam_time;
       }
       s.d2h_time = transfer_time(s.d2h_bytes, host->copy_bandwidth(false, par.zero.pin_memory, ranks_per_node));
-      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, false, ranks_per_node));
+      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, par.zero_stage < 3, ranks_per_node));
     }
     return s;
   }
@@ -149,7 +148,17 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
   }
   if (master) per_element += 2;  // the 16-bit copy of the updated parameter
   per_element += g;              // gradient-norm pass for clipping
-  s.gpu_time = compute.memory_time(Bytes::from_double(n * per_element), 2);
+  int kernels = 2;
+  if (par.framework == Framework::DEEPSPEED && par.zero_stage >= 1 && training_.precision != Precision::FP32) {
+    // DeepSpeed's ZeRO step (stage_1_and_2.py, stage3.py step): the norm of the gradients, at
+    // stage 1/2 their cast into the fp32 partition (read g, write 4), the in-place unscale and
+    // clip that always runs (read and write 4), the optimizer (read fp32 param, m, v and the fp32
+    // gradient, write param, m, v: 28) and the cast back to 16 bits (read 4, write 2); at stage 3
+    // the gradients already sit in an fp32 partition (a norm of 4).
+    per_element = par.zero_stage == 3 ? 4 + 8 + 28 + 6 : g + (g + 4) + 8 + 28 + 6;
+    kernels = 5;
+  }
+  s.gpu_time = compute.memory_time(Bytes::from_double(n * per_element), kernels);
   if (par.framework == Framework::MEGATRON) {
     s.gpu_time += grad_buffer_time(grad_buffer_of(training_, layout_, gradient_bucket(), p, n), compute);
   }

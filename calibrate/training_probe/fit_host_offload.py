@@ -136,8 +136,6 @@ def main():
                    "deepspeed": {k: zc[k] for k in ("reduce_bucket_size", "allgather_bucket_size",
                                                     "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
                                                     "overlap_comm", "contiguous_gradients") if k in zc}}
-            if p["ds_config"].get("gradient_clipping"):
-                par["deepspeed"]["gradient_clipping"] = p["ds_config"]["gradient_clipping"]
             label = (f"DeepSpeed ZeRO-{p['zero_stage']} {preset} ga {ga}"
                      f"{' offload ' + '+'.join(x for x, on in (('optimizer', p['offload_optimizer'] == 'cpu'), ('params', p['offload_param'] == 'cpu')) if on) if p['offload_optimizer'] == 'cpu' else ''}"
                      f"{' OMP_NUM_THREADS=' + omp if omp else ''}")
