@@ -28,20 +28,13 @@ NVSHMEM_DISABLE_NVLS=1 are set before torch initialises NCCL.
 
 import argparse
 import ctypes
-import json
 import os
-import statistics
 import sys
 import time
 
-os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
-os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
-if os.environ.get("NCCL_NVLS_ENABLE") != "0":
-    sys.exit("refusing to run with NVLink multicast enabled (NCCL_NVLS_ENABLE must be 0)")
-
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# probe_common keeps NVLink multicast off before torch loads.
+from probe_common import bind_rank, dist, hf_config, randomize_, split_medians, timed_steps, torch, write_json  # noqa: E402
 
 
 def parse_args():
@@ -75,30 +68,17 @@ def main():
     if args.offload_param and args.zero_stage != 3:
         sys.exit("--offload-param needs --zero-stage 3")
     import deepspeed
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
 
     deepspeed.init_distributed("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    torch.manual_seed(1234 + rank)
+    rank, world = bind_rank()
 
-    with open(args.preset) as f:
-        cfg_dict = json.load(f)
-    cfg_dict = {k: v for k, v in cfg_dict.items() if not k.startswith("_clustersim")}
-    if args.layers:
-        cfg_dict["num_hidden_layers"] = args.layers
-    config = AutoConfig.for_model(**cfg_dict)
-    config._attn_implementation = "sdpa"
-    config.use_cache = False
+    config = hf_config(args.preset, args.layers)
     h = config.hidden_size
 
     with torch.device("cuda"):
         model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.02)  # random (never zero) weights: the kernels must see real data
-    model.train()
+    randomize_(model)
     params = sum(p.numel() for p in model.parameters())
 
     opt_params = {"lr": 1e-5, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.0}
@@ -164,33 +144,16 @@ def main():
                 split["step"] += t3 - t2
         return loss
 
-    t_warm = time.perf_counter()
-    for _ in range(args.warmup):
-        step()
-    torch.cuda.synchronize()
-    warm_s = time.perf_counter() - t_warm
-    dist.barrier()
-    torch.cuda.reset_peak_memory_stats()
-    times = []
-    for _ in range(args.steps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        loss = step()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    splits = []
-    for _ in range(args.split_steps):
-        s = {"forward": 0.0, "backward": 0.0, "step": 0.0}
-        step(s)
-        splits.append(s)
-    med = torch.tensor([statistics.median(times)], device="cuda")
-    dist.all_reduce(med, op=dist.ReduceOp.MAX)
-    peak = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()], device="cuda",
-                        dtype=torch.float64)
-    dist.all_reduce(peak, op=dist.ReduceOp.MAX)
+    # The last step's loss is kept for the record.
+    last = {}
+
+    def timed(split=None):
+        last["loss"] = step(split)
+
+    times, splits, med, peak, warm_s = timed_steps(timed, args.warmup, args.steps, args.split_steps)
+    loss = last["loss"]
     if rank == 0:
-        split_med = {k: statistics.median(s[k] for s in splits) for k in ("forward", "backward", "step")} \
-            if splits else {}
+        split_med = split_medians(splits)
         opt_name = type(optimizer.optimizer if hasattr(optimizer, "optimizer") else optimizer).__name__
         try:
             import transformers
@@ -220,7 +183,7 @@ def main():
             "warmup_steps": args.warmup,
             "timed_steps": args.steps,
             "step_times_s": times,
-            "step_time_s": float(med.item()),
+            "step_time_s": med,
             "split_steps": args.split_steps,
             "split_times_s": splits,
             "split_median_s": split_med,
@@ -228,8 +191,8 @@ def main():
             "init_s": init_s,
             "warmup_s": warm_s,
             "loss": float(loss.item()),
-            "peak_allocated_bytes": int(peak[0].item()),
-            "peak_reserved_bytes": int(peak[1].item()),
+            "peak_allocated_bytes": peak[0],
+            "peak_reserved_bytes": peak[1],
             "threads": {
                 "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
                 "torch_num_threads": torch.get_num_threads(),
@@ -243,10 +206,7 @@ def main():
             "nccl": ".".join(str(x) for x in torch.cuda.nccl.version()),
             "gpu_name": torch.cuda.get_device_name(0),
         }
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
         sm = split_med
         print(f"step {result['step_time_s']:.4f} s (fwd {sm.get('forward', 0):.4f} bwd {sm.get('backward', 0):.4f} "
               f"step {sm.get('step', 0):.4f}), peak allocated {result['peak_allocated_bytes'] / 2**30:.1f} GiB "

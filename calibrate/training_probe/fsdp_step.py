@@ -27,20 +27,13 @@ NVSHMEM_DISABLE_NVLS=1 are set before torch initialises NCCL.
 """
 
 import argparse
-import json
 import os
-import statistics
 import sys
 import time
 
-os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
-os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
-if os.environ.get("NCCL_NVLS_ENABLE") != "0":
-    sys.exit("refusing to run with NVLink multicast enabled (NCCL_NVLS_ENABLE must be 0)")
-
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# probe_common keeps NVLink multicast off before torch loads.
+from probe_common import bind_rank, dist, hf_config, randomize_, split_medians, timed_steps, torch, write_json  # noqa: E402
 
 
 def parse_args():
@@ -63,22 +56,12 @@ def parse_args():
 def main():
     args = parse_args()
     dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    torch.manual_seed(1234 + rank)
+    rank, world = bind_rank()
 
     from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, OffloadPolicy, fully_shard
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
 
-    with open(args.preset) as f:
-        cfg_dict = json.load(f)
-    cfg_dict = {k: v for k, v in cfg_dict.items() if not k.startswith("_clustersim")}
-    if args.layers:
-        cfg_dict["num_hidden_layers"] = args.layers
-    config = AutoConfig.for_model(**cfg_dict)
-    config._attn_implementation = "sdpa"
-    config.use_cache = False
+    config = hf_config(args.preset, args.layers)
 
     # With offload the model is built on the GPU (buffers such as the rotary frequencies must stay
     # there) and fully_shard moves the parameter shards to pinned host memory.
@@ -93,10 +76,7 @@ def main():
     fully_shard(model, mp_policy=mp, reshard_after_forward=True, offload_policy=offload)
     if not args.cpu_offload:
         model.to_empty(device="cuda")
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.02)  # random (never zero) weights: the kernels must see real data
-    model.train()
+    randomize_(model)
     optim = args.optimizer or ("default" if args.cpu_offload else "fused")
     opt_kw = {"fused": {"fused": True}, "foreach": {"foreach": True}, "forloop": {"foreach": False},
               "default": {}}[optim]
@@ -124,30 +104,7 @@ def main():
             t3 = time.perf_counter()
             split.update(forward=t1 - t0, backward=t2 - t1, step=t3 - t2)
 
-    for _ in range(args.warmup):
-        step()
-    torch.cuda.synchronize()
-    dist.barrier()
-    torch.cuda.reset_peak_memory_stats()
-    times = []
-    for _ in range(args.steps):
-        dist.barrier()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        step()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    splits = []
-    for _ in range(args.split_steps):
-        dist.barrier()
-        s = {}
-        step(s)
-        splits.append(s)
-    med = torch.tensor([statistics.median(times)], device="cuda")
-    dist.all_reduce(med, op=dist.ReduceOp.MAX)
-    peak = torch.tensor([torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()], device="cuda",
-                        dtype=torch.float64)
-    dist.all_reduce(peak, op=dist.ReduceOp.MAX)
+    times, splits, med, peak, _ = timed_steps(step, args.warmup, args.steps, args.split_steps, barrier_each=True)
     if rank == 0:
         params = sum(p.numel() for p in model.parameters())
         result = {
@@ -168,15 +125,14 @@ def main():
             "warmup_steps": args.warmup,
             "timed_steps": args.steps,
             "step_times_s": times,
-            "step_time_s": float(med.item()),
+            "step_time_s": med,
             "split_steps": args.split_steps,
             "split_times_s": splits,
-            "split_median_s": {k: statistics.median(s[k] for s in splits) for k in ("forward", "backward", "step")}
-            if splits else {},
+            "split_median_s": split_medians(splits),
             "threads": {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
                         "torch_num_threads": torch.get_num_threads(), "cpu_count": os.cpu_count()},
-            "peak_allocated_bytes": int(peak[0].item()),
-            "peak_reserved_bytes": int(peak[1].item()),
+            "peak_allocated_bytes": peak[0],
+            "peak_reserved_bytes": peak[1],
             "torch": torch.__version__,
             "nccl": ".".join(str(x) for x in torch.cuda.nccl.version()),
             "gpu_name": torch.cuda.get_device_name(0),
@@ -186,10 +142,7 @@ def main():
             result["transformers"] = transformers.__version__
         except Exception:
             pass
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json(args.out, result)
         sm = result["split_median_s"]
         print(f"step {result['step_time_s']:.4f} s (fwd {sm.get('forward', 0):.4f} bwd {sm.get('backward', 0):.4f} "
               f"step {sm.get('step', 0):.4f}), peak allocated {result['peak_allocated_bytes'] / 2**30:.1f} GiB "
