@@ -249,21 +249,18 @@ Duration HostModel::cpu_adam_time(std::int64_t params, double cores, int ranks) 
   return Duration::from_seconds(static_cast<double>(params) / cpu_adam_rate(cores, ranks));
 }
 
-Duration HostModel::torch_adamw_time(std::int64_t params, double cores, int ranks) const {
+double HostModel::torch_adamw_rate(double cores, int ranks) const {
   ranks = std::max(1, ranks);
-  const double rate = std::min(torch_adamw_per_core_ * std::max(cores, 1e-3), adam_node_ * torch_adamw_node_fraction_ / ranks);
-  return Duration::from_seconds(static_cast<double>(params) / rate);
+  return std::min(torch_adamw_per_core_ * std::max(cores, 1e-3), adam_node_ * torch_adamw_node_fraction_ / ranks);
+}
+
+Duration HostModel::torch_adamw_time(std::int64_t params, double cores, int ranks) const {
+  return Duration::from_seconds(static_cast<double>(params) / torch_adamw_rate(cores, ranks));
 }
 
 Duration HostModel::torch_pass_time(Bytes bytes, double cores, int ranks) const {
   constexpr double kBytesPerAdamwParam = 75;
-  const double params = torch_adamw_time(1'000'000, cores, ranks).seconds();
-  return Duration::from_seconds(bytes.as_double() / kBytesPerAdamwParam * params / 1e6);
-}
-
-Duration HostModel::cpu_stream_time(Bytes bytes, double cores, int ranks) const {
-  const double rate = cpu_adam_rate(cores, ranks) * cp::Defaults::cpu_adam_bytes_per_param;
-  return Duration::from_seconds(bytes.as_double() / rate);
+  return Duration::from_seconds(bytes.as_double() / (kBytesPerAdamwParam * torch_adamw_rate(cores, ranks)));
 }
 
 void check_gpu_supports(const TrainingSpec& training, const hardware::GpuSpec& gpu, const std::string& file) {

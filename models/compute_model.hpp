@@ -70,7 +70,8 @@
 //        hooks, calibrate/results/lent-1xh100-2026-12-07-offload)
 // CPU work runs on the rank's threads (host_threads): a rank gets
 //   cores = min(threads, the pod's CPU limit / its processes, physical cores / ranks of the node)
-// and a pass over host memory moves min(cores x 30 B x per-core Adam rate, node limit / ranks).
+// CPU Adam runs at min(cores x per-core rate, node limit / ranks); torch's AdamW loop likewise with
+// its own per-core rate and node fraction, and a PyTorch CPU pass moves 75 B per AdamW-loop parameter.
 // Every default is recorded in the ParameterSet as uncalibrated with a widened uncertainty.
 
 #include <cstdint>
@@ -149,15 +150,13 @@ class HostModel {
   // The same on `cores` physical cores of a rank (HostThreads::cores) among `ranks` of the node.
   Duration cpu_adam_time(std::int64_t params, double cores, int ranks) const;
   double cpu_adam_rate(double cores, int ranks) const;
-  // A streaming pass of PyTorch CPU kernels over `bytes` of host memory (a dtype conversion) on
-  // `cores` cores of a rank among `ranks`: the Adam rate's bytes per second (30 B a parameter).
-  Duration cpu_stream_time(Bytes bytes, double cores, int ranks) const;
   // torch.optim.AdamW (foreach) on CPU tensors, as FSDP2's CPUOffloadPolicy runs it.
   Duration torch_adamw_time(std::int64_t params, double cores, int ranks) const;
   // A pass of PyTorch's CPU element-wise kernels (a cast, an in-place scale) over `bytes`: the
   // rate of torch's AdamW loop times the ~75 B it moves a parameter (its decay, two moment
   // updates, square root, division and update each read and write fp32 tensors).
   Duration torch_pass_time(Bytes bytes, double cores, int ranks) const;
+  double torch_adamw_rate(double cores, int ranks) const;  // parameters per second for one rank
   // DeepSpeed ZeRO-3's hooks around one module's forward or backward
   // (host.deepspeed.zero3_module_hook.forward, .backward).
   Duration zero3_module_hook(bool backward) const { return zero3_hook_[backward ? 1 : 0]; }

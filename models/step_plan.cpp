@@ -564,8 +564,8 @@ class StageBuilder {
           // accumulation buffer in pinned host memory, and comes back to the GPU to be added to
           // (or, at the first micro-step, to stay there): a device-to-host and a host-to-device
           // copy of 4 B an element on the reduce stream, one after the other, counted as 8 B
-          // through the device-to-host path. FSDP-style paths keep the reduce dtype.
-          // FSDP2 (foreach_reduce) copies the reduced shard to the host in the reduce dtype.
+          // through the device-to-host path. FSDP2 (foreach_reduce) copies the reduced shard to
+          // the host in the reduce dtype.
           const double elems = u.dense_grads.as_double() / gb / D + u.expert_grads.as_double() / gb / De;
           u.d2h = host_copy(deepspeed ? "gradient offload (offload_optimizer)" : "gradient copy-out (CPUOffloadPolicy)",
                             Bytes::from_double(deepspeed ? 8.0 * elems : elems * gb), false);

@@ -101,7 +101,6 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
     if (host != nullptr) {
       const HostThreads one{.threads = 1, .cores = 1, .why = ""};
       const HostThreads& th = threads != nullptr ? *threads : one;
-      s.cpu_cores = th.cores;
       s.cpu_adam_time = host->torch_adamw_time(s.params, th.cores, ranks_per_node);
       s.cpu_time = s.cpu_adam_time;
     }
@@ -116,17 +115,12 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
     if (host != nullptr) {
       if (threads != nullptr) {
         // DeepSpeed CPU Adam's OpenMP loop over the partition (csrc/adam/cpu_adam_impl.cpp) on the
-        // rank's threads. Stage 3 then casts the updated fp32 partition into the 16-bit one
-        // (_reassign_or_swap_out_partitioned_parameters): with offload_param that partition lives
-        // in pinned host memory and the cast is a CPU pass (read 4 B, write 2 B an element) on the
-        // same threads; otherwise it is the host-to-device copy below.
-        // Around it, PyTorch CPU kernels on the same threads: the fp32 gradients are scaled in
+        // rank's threads. Around it, PyTorch CPU kernels on the same threads: the fp32 gradients are scaled in
         // place (unscale_and_clip_grads runs its mul_ whether or not clipping is set: read and
         // write 8 B an element), and the updated fp32 partition is cast to 16 bits (read 4 B,
         // write 2 B): at stage 1/2 into a pinned buffer copied to the GPU without blocking; at
         // stage 3 into the pinned partition under offload_param, else, as a blocking copy_ across
         // devices and dtypes does, into a pageable temporary copied to the GPU from there.
-        s.cpu_cores = threads->cores;
         s.cpu_adam_time = host->cpu_adam_time(s.params, threads->cores, ranks_per_node);
         s.cpu_time = s.cpu_adam_time + host->torch_pass_time(Bytes::from_double(14.0 * n), threads->cores, ranks_per_node);
       } else {

@@ -83,7 +83,6 @@ struct OptimizerStep {
   Duration gpu_time;        // fused optimizer kernels on the GPU (zero when offloaded)
   Duration cpu_time;        // CPU Adam (offloaded), and the CPU-side cast of the updated parameters
   Duration cpu_adam_time;   // CPU Adam alone
-  double cpu_cores = 0;     // physical cores the CPU work ran on (0: the old per-node share)
   Bytes d2h_bytes;          // gradients to the host (offloaded)
   Bytes h2d_bytes;          // updated parameters back to the GPU (offloaded)
   Duration d2h_time;        // at the PCIe bandwidth each GPU gets when every rank of the node copies

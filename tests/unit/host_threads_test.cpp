@@ -75,8 +75,9 @@ TEST_CASE("CPU Adam on the rank's cores and the node's memory", "[unit][host]") 
   CHECK(host.cpu_adam_rate(12.0, 4) == Approx(1.408e9));
   // Llama-3-8B's 8,030,261,248 parameters over 4 ranks: 2,007,565,312 each, 2.01 s on one core.
   CHECK(host.cpu_adam_time(2'007'565'312, 1.0, 4).seconds() == Approx(2'007'565'312 / 1e9));
-  // A cast pass over 6 B an element on 12 cores: 30 B x 1.408e9 a second.
-  CHECK(host.cpu_stream_time(Bytes::from_double(6e9), 12.0, 4).seconds() == Approx(6e9 / (30 * 1.408e9)));
+  // A PyTorch CPU pass over 6 GB on 12 cores: torch's AdamW loop rate, min(12 x 2e8, 0.30 x 1.408e9)
+  // = 4.224e8 parameters a second, times its 75 B each.
+  CHECK(host.torch_pass_time(Bytes::from_double(6e9), 12.0, 4).seconds() == Approx(6e9 / (75 * 0.30 * 1.408e9)));
 }
 
 TEST_CASE("seed 004: one pod's CPU Adam runs single-threaded, four pods share the host", "[unit][host][step]") {
