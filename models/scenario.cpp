@@ -491,7 +491,13 @@ void apply_deepspeed_config(const JsonDocument& doc, const TrainingSpec& trainin
             x.allow({"nvme_path", "buffer_count", "buffer_size", "max_in_cpu", "fast_init", "ratio", "pipeline_read",
                      "pipeline_write"});
             const std::string dev = x.at("device").as_choice({"cpu", "none", "nvme"});
-            if (dev == "nvme") x.at("device").fail_message("NVMe offload is not modelled; use \"cpu\" or \"none\"");
+            if (dev == "nvme") {
+              // ZeRO-Infinity swaps the offloaded state through the node's local NVMe (aio): its time
+              // follows from the drives' read and write bandwidth, which no catalog entry holds.
+              x.at("device").fail_message(
+                  "NVMe offload (ZeRO-Infinity) needs the node's local NVMe read and write bandwidth, which the "
+                  "hardware catalog does not hold for any system; use \"cpu\" or \"none\"");
+            }
             target = dev == "cpu" ? OffloadTarget::CPU : OffloadTarget::NONE;
             p.zero.pin_memory = x.get_or("pin_memory", p.zero.pin_memory);
           });

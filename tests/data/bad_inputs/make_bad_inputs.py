@@ -130,7 +130,7 @@ scen('scenario_ds_batch.json', lambda s: s.update({'parallelism': {'deepspeed_co
 sim("DeepSpeed batch size contradicting the scenario", 'scenario_ds_batch.json', named_by_scenario=False, stderr=["ds_batch_mismatch.json", "/train_batch_size", "is 32 but the scenario's training section gives 16"])
 write('ds_nvme.json', json.dumps({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/nvme"}}}))
 scen('scenario_ds_nvme.json', lambda s: s.update({'parallelism': {'deepspeed_config': 'ds_nvme.json'}}))
-sim("DeepSpeed NVMe offload", 'scenario_ds_nvme.json', named_by_scenario=False, stderr=["ds_nvme.json", "/zero_optimization/offload_param/device", "NVMe offload is not modelled"])
+sim("DeepSpeed NVMe offload", 'scenario_ds_nvme.json', named_by_scenario=False, stderr=["ds_nvme.json", "/zero_optimization/offload_param/device", "NVMe offload (ZeRO-Infinity) needs the node's local NVMe"])
 scen('scenario_ds_missing.json', lambda s: s.update({'parallelism': {'deepspeed_config': 'no-such-ds.json'}}))
 sim("deepspeed_config that does not exist", 'scenario_ds_missing.json', ["no-such-ds.json: no such file"], named_by_scenario=False)
 scen('scenario_calibration_missing.json', lambda s: s.update({'calibration': 'no-such-profile.json'}))
