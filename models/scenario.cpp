@@ -188,6 +188,12 @@ ParallelismSpec read_parallelism(ValueReader v, const std::filesystem::path& bas
     f->read_object([&](ObjectReader& x) {
       p.fsdp.reshard_after_forward = x.get_or("reshard_after_forward", p.fsdp.reshard_after_forward);
       p.fsdp.prefetch_blocks = static_cast<int>(x.get_or("prefetch_blocks", p.fsdp.prefetch_blocks, {.min = 0, .max = 64}));
+      if (auto c = x.maybe("cpu_optimizer")) {
+        const std::string s = c->as_choice({"default", "foreach", "fused"});
+        p.fsdp.cpu_optimizer = s == "fused"     ? FsdpKnobs::CpuAdamw::FUSED
+                               : s == "foreach" ? FsdpKnobs::CpuAdamw::FOREACH
+                                                : FsdpKnobs::CpuAdamw::DEFAULT;
+      }
     });
   }
   if (auto m = o.maybe("megatron")) {

@@ -98,6 +98,9 @@ struct ZeroKnobs {
 struct FsdpKnobs {
   bool reshard_after_forward = true;
   int prefetch_blocks = 1;
+  // torch.optim.AdamW's implementation for the CPU step under CPUOffloadPolicy: "default" (the
+  // per-tensor loop torch picks for CPU tensors), "foreach" or "fused" (fused=True).
+  enum class CpuAdamw { DEFAULT, FOREACH, FUSED } cpu_optimizer = CpuAdamw::DEFAULT;
 };
 
 // Megatron-Core knobs.

@@ -199,3 +199,25 @@ TEST_CASE("FSDP2's CPUOffloadPolicy: shards on the host, AdamW on the CPU", "[un
   j["parallelism"]["zero_stage"] = 1;
   CHECK_THROWS_WITH(read_scenario(parse_json_text(j.dump(), "fsdp.json"), "."), Catch::Contains("Megatron"));
 }
+
+TEST_CASE("CPUOffloadPolicy's AdamW: torch's CPU loop or fused", "[unit][host][step]") {
+  nlohmann::json j = {
+      {"schema_version", 1},
+      {"model", {{"preset", "llama3-8b"}}},
+      {"training", {{"seq_len", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 4}}},
+      {"parallelism",
+       {{"framework", "pytorch"},
+        {"data", 4},
+        {"zero_stage", 3},
+        {"offload", {{"optimizer", "cpu"}, {"params", "cpu"}}},
+        {"fsdp", {{"cpu_optimizer", "fused"}}}}},
+      {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", 4}}},
+      {"calibration", "none"}};  // the catalog's defaults (the H200 profile measured its own CPU Adam)
+  StepSimulator sim(catalog());
+  const StepEstimate fused = sim.estimate(read_scenario(parse_json_text(j.dump(), "f.json"), "."), Fidelity::FAST);
+  // fused=True on one thread a rank: CPU Adam's 1e9 parameters a second, 2,007,565,312 each.
+  CHECK(fused.host.cpu_adam_s == Approx(2'007'565'312 / 1e9));
+  j["parallelism"]["fsdp"]["cpu_optimizer"] = "fusd";
+  CHECK_THROWS_WITH(read_scenario(parse_json_text(j.dump(), "f.json"), "."),
+                    Catch::Contains("/parallelism/fsdp/cpu_optimizer") && Catch::Contains("fused"));
+}
