@@ -87,8 +87,9 @@ std::string bottleneck_sentence(const StepEstimate& e, const StepOutcome& o, int
   }
   if (out.empty() && top == &parts[3] && e.host.cpu_adam_s > 0) {
     std::snprintf(buf, sizeof buf,
-                  "CPU-optimizer-bound: %.0f%% of the step; the CPU optimizer %.3g s on %.3g core(s) per rank (%d thread(s): %s)",
-                  100 * top->v / T, e.host.cpu_adam_s, e.host.cores_per_rank, e.host.threads_per_rank,
+                  "CPU-optimizer-bound: %.0f%% of the step; the CPU step %.3g s (its optimizer %.3g s) on %.3g core(s) "
+                  "per rank (%d thread(s): %s)",
+                  100 * top->v / T, e.host.cpu_optimizer_s, e.host.cpu_adam_s, e.host.cores_per_rank, e.host.threads_per_rank,
                   e.host.threads_from.c_str());
     out = buf;
   }
