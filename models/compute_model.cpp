@@ -232,12 +232,7 @@ Bandwidth HostModel::copy_bandwidth(bool host_to_device, bool pinned, int concur
 
 double HostModel::cpu_adam_rate(int ranks) const {
   ranks = std::max(1, ranks);
-  const double cores_per_rank = std::max(1.0, static_cast<double>(cores_) / ranks);
-  return std::min(adam_per_core_ * cores_per_rank, adam_node_ / ranks);
-}
-
-Duration HostModel::cpu_adam_time(std::int64_t params, int ranks) const {
-  return Duration::from_seconds(static_cast<double>(params) / cpu_adam_rate(ranks));
+  return cpu_adam_rate(std::max(1.0, static_cast<double>(cores_) / ranks), ranks);
 }
 
 double HostModel::cpu_adam_rate(double cores, int ranks) const {

@@ -143,14 +143,13 @@ class HostModel {
 
   // Bandwidth one GPU gets when `concurrent` GPUs of the node copy in the same direction at once.
   Bandwidth copy_bandwidth(bool host_to_device, bool pinned, int concurrent = 1) const;
-  // DeepSpeed CPU Adam for `params` elements on one rank, when `ranks` ranks of the node run
-  // their optimizer steps at once, each on its share of the cores.
-  Duration cpu_adam_time(std::int64_t params, int ranks) const;
-  double cpu_adam_rate(int ranks) const;  // parameters per second for one rank
-  // The same on `cores` physical cores of a rank (HostThreads::cores) among `ranks` of the node.
+  int cores() const { return cores_; }  // the node's physical cores
+  // DeepSpeed CPU Adam for one rank on `cores` physical cores (HostThreads::cores) while `ranks`
+  // ranks of the node run theirs at once; cpu_adam_rate(ranks): on an even share of the cores.
   Duration cpu_adam_time(std::int64_t params, double cores, int ranks) const;
-  double cpu_adam_rate(double cores, int ranks) const;
-  // torch.optim.AdamW (foreach) on CPU tensors, as FSDP2's CPUOffloadPolicy runs it.
+  double cpu_adam_rate(double cores, int ranks) const;  // parameters per second for one rank
+  double cpu_adam_rate(int ranks) const;
+  // torch.optim.AdamW's default CPU loop, as FSDP2's CPUOffloadPolicy runs it.
   Duration torch_adamw_time(std::int64_t params, double cores, int ranks) const;
   // A pass of PyTorch's CPU element-wise kernels (a cast, an in-place scale) over `bytes`: the
   // rate of torch's AdamW loop times the ~75 B it moves a parameter (its decay, two moment

@@ -41,7 +41,9 @@ double sec(Duration d) { return d.seconds(); }
 
 class StageFast {
  public:
-  StageFast(const StagePlan& st) : st_(st) {}
+  StageFast(const StagePlan& st) : st_(st) {
+    for (const UnitPlan& u : st.units) host_ = host_ || u.host_forward > Duration::zero() || u.host_backward > Duration::zero();
+  }
 
   void use(Tally& t, int comm, double calls = 1) const {
     if (comm < 0) return;
@@ -120,21 +122,21 @@ class StageFast {
       use(t, u.h2d);
     }
     if (!st_.unit_comm_overlapped) {
-      std::vector<double> gpu;
-      for (int ui : units) {
-        const UnitPlan& u = st_.units[ui];
+      std::vector<double> gpu(host_ ? n : 0);
+      for (std::size_t k = 0; k < n; ++k) {
+        const UnitPlan& u = st_.units[units[k]];
         const double before = t.total;
         expose(t, u.h2d, time(u.h2d));
         expose(t, u.gather, time(u.gather));
         expose(t, u.gather_expert, time(u.gather_expert));
         t.add(items(st_.passes[u.pass].forward));
-        gpu.push_back(t.total - before);
+        if (host_) gpu[k] = t.total - before;
       }
       host_floor(t, units, gpu, false);
       return t;
     }
     // The first unit's fetch is exposed; then each unit's compute hides the next unit's fetch.
-    std::vector<double> gpu(n, 0.0);
+    std::vector<double> gpu(host_ ? n : 0);
     {
       const UnitPlan& u0 = st_.units[units[0]];
       expose(t, u0.h2d, time(u0.h2d));
@@ -160,30 +162,28 @@ class StageFast {
           }
         }
       }
-      gpu[k] = t.total - before;
+      if (host_) gpu[k] = t.total - before;
     }
     host_floor(t, units, gpu, false);
     return t;
   }
 
-  // The rank's CPU thread runs each unit's host work (UnitPlan::host) before the GPU can start the
-  // unit's kernels, and runs ahead of the GPU otherwise: unit k starts on the GPU at
-  // max(end of unit k-1, h_1 + ... + h_k) (`gpu`: each unit's time on the GPU, in pass order).
-  // The delay this adds is the host's exposed time.
+  // The rank's CPU thread runs each unit's host work (UnitPlan::host_forward, host_backward) before
+  // the GPU can start the unit's kernels, and runs ahead of the GPU otherwise: unit k starts on the
+  // GPU at max(end of unit k-1, h_1 + ... + h_k) (`gpu`: each unit's time on the GPU, indexed as
+  // `units`, run in reverse for the backward). The delay this adds is the host's exposed time.
   void host_floor(Tally& t, const std::vector<int>& units, const std::vector<double>& gpu, bool reverse) const {
+    if (!host_) return;
     const std::size_t n = units.size();
     double host = 0, end = 0, sum = 0;
-    bool any = false;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t k = reverse ? n - 1 - i : i;
       const UnitPlan& u = st_.units[units[k]];
-      const double h = sec(reverse ? u.host_backward : u.host_forward);
-      any = any || h > 0;
-      host += h;
+      host += sec(reverse ? u.host_backward : u.host_forward);
       end = std::max(end, host) + gpu[k];
       sum += gpu[k];
     }
-    if (!any || end <= sum) return;
+    if (end <= sum) return;
     t.total += end - sum;
     t.host += end - sum;
   }
@@ -213,7 +213,7 @@ class StageFast {
     auto r_of = [&](int k) { return k < n ? unit_reduce(st_.units[units[k]]) : 0.0; };
     auto d_of = [&](int k) { return k < n ? time(st_.units[units[k]].d2h) : 0.0; };
     if (!st_.unit_comm_overlapped) {
-      std::vector<double> gpu(static_cast<std::size_t>(n), 0.0);
+      std::vector<double> gpu(host_ ? static_cast<std::size_t>(n) : 0);
       for (int k = n - 1; k >= 0; --k) {
         const UnitPlan& u = st_.units[units[k]];
         const double before = t.total;
@@ -224,7 +224,7 @@ class StageFast {
         t.add(items(st_.passes[u.pass].backward));
         expose(t, u.reduce, r_of(k));
         expose(t, u.d2h, d_of(k));
-        gpu[static_cast<std::size_t>(k)] = t.total - before;
+        if (host_) gpu[static_cast<std::size_t>(k)] = t.total - before;
       }
       host_floor(t, units, gpu, true);
       return t;
@@ -234,7 +234,7 @@ class StageFast {
       expose(t, last.h2d, h_of(n - 1));
       expose(t, last.gather, g_of(n - 1));
     }
-    std::vector<double> gpu(static_cast<std::size_t>(n), 0.0);
+    std::vector<double> gpu(host_ ? static_cast<std::size_t>(n) : 0);
     for (int k = n - 1; k >= 0; --k) {
       const double before = k == n - 1 ? 0.0 : t.total;
       const Tally c = items(st_.passes[st_.units[units[k]].pass].backward);
@@ -261,7 +261,7 @@ class StageFast {
           expose(t, prev ? prev->gather : -1, excess);
         }
       }
-      gpu[static_cast<std::size_t>(k)] = t.total - before;
+      if (host_) gpu[static_cast<std::size_t>(k)] = t.total - before;
     }
     host_floor(t, units, gpu, true);
     if (reduce_tail) {
@@ -307,6 +307,7 @@ class StageFast {
   }
 
   const StagePlan& st_;
+  bool host_ = false;  // some unit has CPU-thread work (host_floor applies)
 };
 
 }  // namespace

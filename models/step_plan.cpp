@@ -711,9 +711,8 @@ class StageBuilder {
                                       Bytes::from_double(4.0 * static_cast<double>(o.params)), false);
       }
       if (par.offload_params != OffloadTarget::CPU) {
-        // Stage 3 casts on the CPU into a pageable temporary first (training_model.cpp).
         st_.optimizer.h2d = host_copy("updated parameters (offload_optimizer)", o.h2d_bytes, true,
-                                      par.zero_stage < 3 ? par.zero.pin_memory : false);
+                                      pinned_parameter_copy(par));
       }
     }
   }

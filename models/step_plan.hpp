@@ -32,7 +32,9 @@
 //   pytorch zero 2 (FSDP SHARD_GRAD_OP), zero 3 (FSDP2)  per layer: all-gather before its forward
 //                                 (prefetch of the next layer while one computes), again before its
 //                                 backward when reshard_after_forward (zero 3), reduce-scatter of its
-//                                 gradients after its backward, in every micro-batch
+//                                 gradients after its backward, in every micro-batch; with
+//                                 CPUOffloadPolicy the fp32 shard is copied in before each all-gather
+//                                 and the reduced shard out after each reduce-scatter, AdamW on the CPU
 //   megatron                      reduce-scatter (distributed optimizer; all-reduce without it) of
 //                                 DDP buckets of max(4e7, 1e6 dp) elements in the last micro-batch,
 //                                 overlapped when overlap_grad_reduce, else after the backward; the
@@ -50,10 +52,12 @@
 //                                 backward, reduce-scatter in reduce_bucket_size collectives after
 //                                 its backward (overlapped when overlap_comm); with offload_param
 //                                 the rank's shard is first copied host-to-device; with
-//                                 offload_optimizer the reduced gradient shard is copied
-//                                 device-to-host after each reduce-scatter, CPU Adam runs after the
+//                                 offload_optimizer the reduced partition goes to the host's fp32
+//                                 buffer and back after each reduce-scatter, CPU Adam runs after the
 //                                 last micro-batch and the updated 16-bit parameters come back
-//                                 (unless they live on the host)
+//                                 (unless they live on the host); each module's hooks run on the
+//                                 rank's CPU thread before its unit (UnitPlan::host_forward,
+//                                 host_backward; docs/models/host-and-offload.md)
 // Dense parameters use the data group (dp x cp), expert parameters the expert-data group.
 //
 // SM sharing: a collective holds one thread block per NCCL channel for as long as it runs, so a

@@ -94,19 +94,21 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
   OptimizerStep s;
   s.params = static_cast<std::int64_t>(n);
   const double g = bytes_per_element(training_.grad_reduce_dtype);
+  // The physical cores of a rank's CPU work: its threads' (host_threads), else an even share of the node's.
+  const double cores = threads != nullptr ? threads->cores
+                       : host != nullptr  ? std::max(1.0, static_cast<double>(host->cores()) / std::max(1, ranks_per_node))
+                                          : 1.0;
   if (par.framework == Framework::PYTORCH && par.offload_optimizer == OffloadTarget::CPU) {
-    // FSDP2 CPUOffloadPolicy: torch.optim.AdamW steps the fp32 shards where they live, on the CPU
-    // (foreach kernels on the rank's intra-op threads); gradients arrived during the backward and
-    // the parameters are copied in before each all-gather, so nothing crosses PCIe here.
+    // FSDP2 CPUOffloadPolicy: torch.optim.AdamW steps the fp32 shards where they live, on the
+    // rank's intra-op threads; gradients arrived during the backward and the parameters are
+    // copied in before each all-gather, so nothing crosses PCIe here. fused=True runs one
+    // vectorised kernel per tensor, as fast as DeepSpeed's CPU Adam on one thread (1.02e9 against
+    // 1.04e9 parameters a second measured on one host); the default loop and foreach (2.05e8 and
+    // 2.17e8) take torch's AdamW rate.
     if (host != nullptr) {
-      const HostThreads one{.threads = 1, .cores = 1, .why = ""};
-      const HostThreads& th = threads != nullptr ? *threads : one;
-      // fused=True runs one vectorised kernel per tensor, as fast as DeepSpeed's CPU Adam on one
-      // thread (1.02e9 against 1.04e9 parameters a second measured on one host); the loop and
-      // foreach (2.05e8 and 2.17e8) take torch's AdamW rate.
       s.cpu_adam_time = par.fsdp.cpu_optimizer == FsdpKnobs::CpuAdamw::FUSED
-                            ? host->cpu_adam_time(s.params, th.cores, ranks_per_node)
-                            : host->torch_adamw_time(s.params, th.cores, ranks_per_node);
+                            ? host->cpu_adam_time(s.params, cores, ranks_per_node)
+                            : host->torch_adamw_time(s.params, cores, ranks_per_node);
       s.cpu_time = s.cpu_adam_time;
     }
     return s;
@@ -118,22 +120,17 @@ OptimizerStep TrainingModel::optimizer_step(int stage, const ComputeModel& compu
     s.d2h_bytes = Bytes::from_double(n * 4);
     s.h2d_bytes = Bytes::from_double(n * (training_.precision == Precision::FP32 ? 4 : 2));
     if (host != nullptr) {
-      if (threads != nullptr) {
-        // DeepSpeed CPU Adam's OpenMP loop over the partition (csrc/adam/cpu_adam_impl.cpp) on the
-        // rank's threads. Around it, PyTorch CPU kernels on the same threads: the fp32 gradients are scaled in
-        // place (unscale_and_clip_grads runs its mul_ whether or not clipping is set: read and
-        // write 8 B an element), and the updated fp32 partition is cast to 16 bits (read 4 B,
-        // write 2 B): at stage 1/2 into a pinned buffer copied to the GPU without blocking; at
-        // stage 3 into the pinned partition under offload_param, else, as a blocking copy_ across
-        // devices and dtypes does, into a pageable temporary copied to the GPU from there.
-        s.cpu_adam_time = host->cpu_adam_time(s.params, threads->cores, ranks_per_node);
-        s.cpu_time = s.cpu_adam_time + host->torch_pass_time(Bytes::from_double(14.0 * n), threads->cores, ranks_per_node);
-      } else {
-        s.cpu_adam_time = host->cpu_adam_time(s.params, ranks_per_node);
-        s.cpu_time = s.cpu_adam_time;
-      }
+      // DeepSpeed CPU Adam's OpenMP loop over the partition (csrc/adam/cpu_adam_impl.cpp) on the
+      // rank's threads. Around it, PyTorch CPU kernels on the same threads: the fp32 gradients are
+      // scaled in place (unscale_and_clip_grads runs its mul_ whether or not clipping is set: read
+      // and write 8 B an element), and the updated fp32 partition is cast to 16 bits (read 4 B,
+      // write 2 B): at stage 1/2 into a pinned buffer copied to the GPU without blocking; at stage
+      // 3 into the pinned partition under offload_param, else, as a blocking copy_ across devices
+      // and dtypes does, into a pageable temporary copied to the GPU from there.
+      s.cpu_adam_time = host->cpu_adam_time(s.params, cores, ranks_per_node);
+      s.cpu_time = s.cpu_adam_time + host->torch_pass_time(Bytes::from_double(14.0 * n), cores, ranks_per_node);
       s.d2h_time = transfer_time(s.d2h_bytes, host->copy_bandwidth(false, par.zero.pin_memory, ranks_per_node));
-      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, par.zero_stage < 3, ranks_per_node));
+      s.h2d_time = transfer_time(s.h2d_bytes, host->copy_bandwidth(true, pinned_parameter_copy(par), ranks_per_node));
     }
     return s;
   }

@@ -89,6 +89,11 @@ struct OptimizerStep {
   Duration h2d_time;
 };
 
+// Whether an offloaded optimizer's updated 16-bit parameters reach the GPU from pinned memory:
+// ZeRO-1/2 cast into a pinned buffer (with pin_memory), ZeRO-3's blocking copy_ casts into a
+// pageable temporary.
+inline bool pinned_parameter_copy(const ParallelismSpec& p) { return p.zero_stage < 3 && p.zero.pin_memory; }
+
 class TrainingModel {
  public:
   // Validates the layout against the model (InputError naming `file` and the scenario key).
@@ -113,7 +118,7 @@ class TrainingModel {
   StageParams stage_params(int stage) const { return stage_parameters(model_, layout_, training_, stage); }
 
   // `host` may be null when nothing is offloaded. `threads` (host_threads), when given, sets the
-  // cores CPU Adam runs on; without it a rank gets the node's cores / ranks_per_node.
+  // cores the CPU work runs on; without it a rank gets the node's cores / ranks_per_node.
   OptimizerStep optimizer_step(int stage, const ComputeModel& compute, const HostModel* host,
                                int ranks_per_node, const HostThreads* threads = nullptr) const;
   MemoryBreakdown memory(int stage, const hardware::GpuSpec& gpu, hardware::ParameterSet& params,
