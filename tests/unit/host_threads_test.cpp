@@ -171,14 +171,24 @@ TEST_CASE("placement keys for the host are read strictly", "[unit][host][scenari
                     Catch::Contains("/cluster/placement/launcher") && Catch::Contains("torchrun"));
 }
 
+namespace {
+
+// Llama-3-8B under FSDP2 with CPUOffloadPolicy on 4 x H200 (one pod, torchrun), on the catalog's
+// defaults (the H200 profile measured its own CPU Adam).
+nlohmann::json fsdp2_offload_8b() {
+  return {{"schema_version", 1},
+          {"model", {{"preset", "llama3-8b"}}},
+          {"training", {{"seq_len", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 4}}},
+          {"parallelism",
+           {{"framework", "pytorch"}, {"data", 4}, {"zero_stage", 3}, {"offload", {{"optimizer", "cpu"}, {"params", "cpu"}}}}},
+          {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", 4}}},
+          {"calibration", "none"}};
+}
+
+}  // namespace
+
 TEST_CASE("FSDP2's CPUOffloadPolicy: shards on the host, AdamW on the CPU", "[unit][host][step]") {
-  nlohmann::json j = {
-      {"schema_version", 1},
-      {"model", {{"preset", "llama3-8b"}}},
-      {"training", {{"seq_len", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 4}}},
-      {"parallelism",
-       {{"framework", "pytorch"}, {"data", 4}, {"zero_stage", 3}, {"offload", {{"optimizer", "cpu"}, {"params", "cpu"}}}}},
-      {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", 4}}}};
+  nlohmann::json j = fsdp2_offload_8b();
   const Scenario s = read_scenario(parse_json_text(j.dump(), "fsdp.json"), ".");
   StepSimulator sim(catalog());
   const StepEstimate e = sim.estimate(s, Fidelity::FAST);
@@ -201,18 +211,8 @@ TEST_CASE("FSDP2's CPUOffloadPolicy: shards on the host, AdamW on the CPU", "[un
 }
 
 TEST_CASE("CPUOffloadPolicy's AdamW: torch's CPU loop or fused", "[unit][host][step]") {
-  nlohmann::json j = {
-      {"schema_version", 1},
-      {"model", {{"preset", "llama3-8b"}}},
-      {"training", {{"seq_len", 4096}, {"micro_batch_size", 1}, {"global_batch_size", 4}}},
-      {"parallelism",
-       {{"framework", "pytorch"},
-        {"data", 4},
-        {"zero_stage", 3},
-        {"offload", {{"optimizer", "cpu"}, {"params", "cpu"}}},
-        {"fsdp", {{"cpu_optimizer", "fused"}}}}},
-      {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", 4}}},
-      {"calibration", "none"}};  // the catalog's defaults (the H200 profile measured its own CPU Adam)
+  nlohmann::json j = fsdp2_offload_8b();
+  j["parallelism"]["fsdp"] = {{"cpu_optimizer", "fused"}};
   StepSimulator sim(catalog());
   const StepEstimate fused = sim.estimate(read_scenario(parse_json_text(j.dump(), "f.json"), "."), Fidelity::FAST);
   // fused=True on one thread a rank: CPU Adam's 1e9 parameters a second, 2,007,565,312 each.
