@@ -19,9 +19,10 @@ profile (the calibration-profile format `clustersim` reads) takes only the host'
   host.h2d.pinned.bandwidth, host.d2h.pinned.bandwidth  256 MiB pinned copies, the GPU alone
   host.deepspeed.zero3_module_hook.forward, .backward  from one training step only: ZeRO-3 without
                                             offload at gradient accumulation 1, whose forward and
-                                            backward wait for the 16 + 3 + 3 ... modules' hooks
-                                            (pass time / modules). Every other step stays out of
-                                            the fit.
+                                            backward wait for the modules' hooks (13 a decoder
+                                            layer and 6 more, as models/step_plan.cpp counts them):
+                                            pass time / modules. Every other step stays out of the
+                                            fit.
 
 PROBES.json is the validation set (training_fsdp2_probes.json's format): every measured step with
 the scenario that describes it, naming the profile by its path relative to the repository.
@@ -136,9 +137,13 @@ def main():
                    "deepspeed": {k: zc[k] for k in ("reduce_bucket_size", "allgather_bucket_size",
                                                     "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
                                                     "overlap_comm", "contiguous_gradients") if k in zc}}
-            label = (f"DeepSpeed ZeRO-{p['zero_stage']} {preset} ga {ga}"
-                     f"{' offload ' + '+'.join(x for x, on in (('optimizer', p['offload_optimizer'] == 'cpu'), ('params', p['offload_param'] == 'cpu')) if on) if p['offload_optimizer'] == 'cpu' else ''}"
-                     f"{' OMP_NUM_THREADS=' + omp if omp else ''}")
+            offloaded = [x for x, key in (("optimizer", "offload_optimizer"), ("params", "offload_param"))
+                         if p[key] == "cpu"]
+            label = f"DeepSpeed ZeRO-{p['zero_stage']} {preset} ga {ga}"
+            if offloaded:
+                label += " offload " + "+".join(offloaded)
+            if omp:
+                label += f" OMP_NUM_THREADS={omp}"
             run = p.get("run")
             if run:
                 label += f" (run {run})"
