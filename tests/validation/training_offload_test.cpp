@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hardware/catalog.hpp"
+#include "hardware/statistics.hpp"
 #include "models/training_validation.hpp"
 #include "support/source_text.hpp"
 
@@ -26,13 +27,6 @@ using namespace clustersim;
 using namespace clustersim::models;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The label of a step's twin without offload: "... ga 1 offload optimizer+params" -> "... ga 1";
 // FSDP2 "... CPUOffloadPolicy" -> "..."; "" when the step is not offloaded.
