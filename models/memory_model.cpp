@@ -75,6 +75,7 @@ ResolvedZeroKnobs resolve_zero_knobs(const ZeroKnobs& k, std::int64_t hidden_siz
   r.prefetch_bucket_size = knob(k.stage3_prefetch_bucket_size, std::floor(0.9 * h * h), 5e7);
   r.param_persistence_threshold = knob(k.stage3_param_persistence_threshold, 10 * h, 1e5);
   r.max_live_parameters = knob(k.stage3_max_live_parameters, 1e9, 1e9);
+  r.max_reuse_distance = knob(k.stage3_max_reuse_distance, 1e9, 1e9);
   return r;
 }
 

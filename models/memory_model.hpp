@@ -53,7 +53,8 @@
 // DeepSpeed "auto" knobs resolve as the Hugging Face trainer does
 // (transformers integrations/deepspeed.py, trainer_config_finalize): reduce_bucket_size = h^2,
 // stage3_prefetch_bucket_size = 0.9 h^2, stage3_param_persistence_threshold = 10 h; absent knobs
-// take DeepSpeed's defaults (runtime/zero/config.py): 5e8, 5e7, 1e5, max_live_parameters 1e9.
+// take DeepSpeed's defaults (runtime/zero/config.py): 5e8, 5e7, 1e5, max_live_parameters and
+// max_reuse_distance 1e9 (the Hugging Face trainer does not fill those two; "auto" takes 1e9 too).
 //
 // Memory parameters (name: default):
 //   memory.cuda_context              CUDA context, cuBLAS/cuDNN workspaces: 600 MiB (typical
@@ -119,6 +120,7 @@ struct ResolvedZeroKnobs {
   double prefetch_bucket_size = 5e7;
   double param_persistence_threshold = 1e5;
   double max_live_parameters = 1e9;
+  double max_reuse_distance = 1e9;
 };
 ResolvedZeroKnobs resolve_zero_knobs(const ZeroKnobs& knobs, std::int64_t hidden_size);
 

@@ -415,19 +415,22 @@ class EventBuilder {
     TaskId first = NO_TASK;
     const bool last_mb = ps.micro_batch == plan_.micro_batches - 1;
     auto gather = [&](const UnitPlan& u, TaskId window) {
+      const bool fwd = ps.forward;
+      const int copy = fwd ? u.h2d : u.h2d_bwd;
+      const int dense = fwd ? u.gather : u.gather_bwd;
       TaskId h = NO_TASK;
-      if (u.h2d >= 0) {
-        h = comm_task(s, u.h2d, S_H2D);
+      if (copy >= 0) {
+        h = comm_task(s, copy, S_H2D);
         depend(h, window);
       }
-      for (int g : {u.gather, u.gather_expert}) {
+      for (int g : {dense, fwd ? u.gather_expert : u.gather_expert_bwd}) {
         if (g < 0) continue;
         const TaskId t = comm_task(s, g, S_DP_GATHER);
         depend(t, window);
         depend(t, h);
         ss.pending.push_back(t);
       }
-      if (u.gather < 0 && h != NO_TASK) ss.pending.push_back(h);
+      if (dense < 0 && h != NO_TASK) ss.pending.push_back(h);
     };
     // The rank's CPU thread: a unit's host work (module hooks) before its kernels can start; the
     // thread runs ahead of the GPU otherwise (the cpu stream keeps its order).

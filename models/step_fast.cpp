@@ -103,6 +103,7 @@ class StageFast {
 
   double share(int comm) const { return comm < 0 ? 0.0 : st_.comms[comm].sm_share; }
   double unit_gather(const UnitPlan& u) const { return time(u.gather) + time(u.gather_expert); }
+  double unit_gather_bwd(const UnitPlan& u) const { return time(u.gather_bwd) + time(u.gather_expert_bwd); }
   double unit_reduce(const UnitPlan& u) const { return time(u.reduce) + time(u.reduce_expert); }
 
   // Forward of one chunk for one micro-batch.
@@ -200,16 +201,16 @@ class StageFast {
     for (int k = 0; k < n; ++k) {
       const UnitPlan& u = st_.units[units[k]];
       if (st_.gather_for_backward) {
-        use(t, u.gather);
-        use(t, u.gather_expert);
-        use(t, u.h2d);
+        use(t, u.gather_bwd);
+        use(t, u.gather_expert_bwd);
+        use(t, u.h2d_bwd);
       }
       use(t, u.reduce);
       use(t, u.reduce_expert);
       use(t, u.d2h);
     }
-    auto g_of = [&](int k) { return st_.gather_for_backward && k >= 0 ? unit_gather(st_.units[units[k]]) : 0.0; };
-    auto h_of = [&](int k) { return st_.gather_for_backward && k >= 0 ? time(st_.units[units[k]].h2d) : 0.0; };
+    auto g_of = [&](int k) { return st_.gather_for_backward && k >= 0 ? unit_gather_bwd(st_.units[units[k]]) : 0.0; };
+    auto h_of = [&](int k) { return st_.gather_for_backward && k >= 0 ? time(st_.units[units[k]].h2d_bwd) : 0.0; };
     auto r_of = [&](int k) { return k < n ? unit_reduce(st_.units[units[k]]) : 0.0; };
     auto d_of = [&](int k) { return k < n ? time(st_.units[units[k]].d2h) : 0.0; };
     if (!st_.unit_comm_overlapped) {
@@ -218,8 +219,8 @@ class StageFast {
         const UnitPlan& u = st_.units[units[k]];
         const double before = t.total;
         if (st_.gather_for_backward) {
-          expose(t, u.h2d, time(u.h2d));
-          expose(t, u.gather, unit_gather(u));
+          expose(t, u.h2d_bwd, time(u.h2d_bwd));
+          expose(t, u.gather_bwd, unit_gather_bwd(u));
         }
         t.add(items(st_.passes[u.pass].backward));
         expose(t, u.reduce, r_of(k));
@@ -231,8 +232,8 @@ class StageFast {
     }
     if (st_.gather_for_backward) {
       const UnitPlan& last = st_.units[units[n - 1]];
-      expose(t, last.h2d, h_of(n - 1));
-      expose(t, last.gather, g_of(n - 1));
+      expose(t, last.h2d_bwd, h_of(n - 1));
+      expose(t, last.gather_bwd, g_of(n - 1));
     }
     std::vector<double> gpu(host_ ? static_cast<std::size_t>(n) : 0);
     for (int k = n - 1; k >= 0; --k) {
@@ -245,7 +246,7 @@ class StageFast {
       const double need = std::max({net, pcie, fetch});
       const UnitPlan* pu = k - 1 >= 0 ? &st_.units[units[k - 1]] : nullptr;
       const UnitPlan* nu = k + 1 < n ? &st_.units[units[k + 1]] : nullptr;
-      const double slow = (pu && st_.gather_for_backward ? share(pu->gather) * std::min(g_of(k - 1), c.total) : 0.0) +
+      const double slow = (pu && st_.gather_for_backward ? share(pu->gather_bwd) * std::min(g_of(k - 1), c.total) : 0.0) +
                           (nu ? share(nu->reduce) * std::min(r_of(k + 1), c.total) : 0.0);
       t.total += slow;
       t.kernels += slow;
@@ -254,11 +255,11 @@ class StageFast {
         const UnitPlan* prev = k - 1 >= 0 ? &st_.units[units[k - 1]] : nullptr;
         const UnitPlan* next = k + 1 < n ? &st_.units[units[k + 1]] : nullptr;
         if (pcie >= net && pcie >= fetch) {
-          expose(t, prev && prev->h2d >= 0 ? prev->h2d : (next ? next->d2h : -1), excess);
+          expose(t, prev && prev->h2d_bwd >= 0 ? prev->h2d_bwd : (next ? next->d2h : -1), excess);
         } else if (net >= fetch) {
-          expose(t, prev && prev->gather >= 0 ? prev->gather : (next ? next->reduce : -1), excess);
+          expose(t, prev && prev->gather_bwd >= 0 ? prev->gather_bwd : (next ? next->reduce : -1), excess);
         } else {
-          expose(t, prev ? prev->gather : -1, excess);
+          expose(t, prev ? prev->gather_bwd : -1, excess);
         }
       }
       if (host_) gpu[static_cast<std::size_t>(k)] = t.total - before;

@@ -72,6 +72,71 @@ PassItem comm_item(int comm, int beside, std::string name) {
 
 // Kernels with their times, built once per plan: every stage's layers of one kind run the same
 // kernels (layer_ops.hpp depends on the layer only through whether it is a MoE layer).
+// DeepSpeed ZeRO-3's parameter reuse (runtime/zero/partitioned_param_coordinator.py,
+// __params_to_release): after a module runs, its hook releases the module's parameters unless the
+// traced order uses them again before stage3_max_reuse_distance elements of module parameters have
+// been walked past (the modules in between, repeats counted); a released module's next use
+// gathers it again. Parameters below stage3_param_persistence_threshold elements are persistent:
+// gathered once, never released. The trace of one micro-batch on a stage: the units' forwards in
+// order, then per unit in reverse its backward, which for a layer under full activation
+// checkpointing is the recomputed forward (modules in order) followed by the backward (modules in
+// reverse). `modules[u]`: unit u's modules in forward order, each its elements on this rank split
+// into dense and expert. Returns per unit the elements gathered before its forward and during its
+// backward (the recompute's fetch and any fetch again after it).
+struct ModuleNumel {
+  double dense = 0, expert = 0;
+  double all() const { return dense + expert; }
+};
+struct Zero3Fetch {
+  ModuleNumel forward, backward;
+};
+std::vector<Zero3Fetch> zero3_fetches(const std::vector<std::vector<ModuleNumel>>& modules,
+                                      const std::vector<bool>& recomputed, double max_reuse_distance) {
+  struct Use {
+    int unit, module;
+    bool backward;
+  };
+  std::vector<Use> trace;
+  const int n = static_cast<int>(modules.size());
+  for (int u = 0; u < n; ++u) {
+    for (int m = 0; m < static_cast<int>(modules[u].size()); ++m) trace.push_back({u, m, false});
+  }
+  for (int u = n - 1; u >= 0; --u) {
+    const int mods = static_cast<int>(modules[u].size());
+    if (recomputed[u]) {
+      for (int m = 0; m < mods; ++m) trace.push_back({u, m, true});
+    }
+    for (int m = mods - 1; m >= 0; --m) trace.push_back({u, m, true});
+  }
+  // prefix[i]: elements of trace[0 .. i-1]; next[i]: the next use of the same module, or -1.
+  const std::size_t len = trace.size();
+  std::vector<double> prefix(len + 1, 0.0);
+  for (std::size_t i = 0; i < len; ++i) prefix[i + 1] = prefix[i] + modules[trace[i].unit][trace[i].module].all();
+  std::vector<long> next(len, -1);
+  std::map<std::pair<int, int>, long> later;
+  for (long i = static_cast<long>(len) - 1; i >= 0; --i) {
+    const auto key = std::make_pair(trace[i].unit, trace[i].module);
+    auto it = later.find(key);
+    next[i] = it == later.end() ? -1 : it->second;
+    later[key] = i;
+  }
+  std::vector<Zero3Fetch> out(modules.size());
+  std::map<std::pair<int, int>, bool> available;
+  for (std::size_t i = 0; i < len; ++i) {
+    const Use& use = trace[i];
+    const ModuleNumel& mod = modules[use.unit][use.module];
+    bool& here = available[{use.unit, use.module}];
+    if (!here) {
+      ModuleNumel& f = use.backward ? out[use.unit].backward : out[use.unit].forward;
+      f.dense += mod.dense;
+      f.expert += mod.expert;
+    }
+    // Kept when the next use comes before the walk past the modules in between reaches the limit.
+    here = next[i] >= 0 && prefix[next[i]] - prefix[i + 1] < max_reuse_distance;
+  }
+  return out;
+}
+
 struct OpsCache {
   std::map<int, LayerOps> layers;  // key: 1 for a MoE layer, 0 for a dense one
   std::map<int, LayerCommSizes> comm;  // the same key
@@ -511,6 +576,47 @@ class StageBuilder {
     }
   }
 
+  // Elements each unit gathers before its forward and during its backward under DeepSpeed ZeRO-3
+  // (zero3_fetches), from the unit's parameter tensors grouped into modules by name.
+  std::vector<Zero3Fetch> zero3_unit_fetches(const ResolvedZeroKnobs& z) const {
+    const TrainingSpec& t = in_.training.training();
+    const bool frozen = t.fine_tuning == FineTuning::LORA;
+    const ShardFactors sf = L_.shard_factors();
+    auto modules_of = [&](const UnitPlan& u) {
+      std::vector<ParamTensor> ts;
+      if (u.layer >= 0) {
+        ts = layer_parameter_tensors(in_.model, u.layer, frozen ? &t.lora : nullptr);
+      } else if (u.name == "embedding") {
+        ts = embedding_parameter_tensors(in_.model, frozen);
+      } else {
+        ts = head_parameter_tensors(in_.model, in_.model.tied_embeddings && L_.pp() > 1, frozen);
+      }
+      std::vector<ModuleNumel> mods;
+      std::string current;
+      for (const auto& p : ts) {
+        if (static_cast<double>(p.numel_each()) < z.param_persistence_threshold) continue;
+        const std::string module = p.name.substr(0, p.name.rfind('.'));
+        if (mods.empty() || module != current) mods.emplace_back();
+        current = module;
+        const double n = static_cast<double>(numel_on_rank(p, sf));
+        (p.shard == ShardKind::EXPERT ? mods.back().expert : mods.back().dense) += n;
+      }
+      return mods;
+    };
+    std::vector<Zero3Fetch> out(st_.units.size());
+    for (const ChunkPlan& ch : st_.chunks) {
+      std::vector<std::vector<ModuleNumel>> mods;
+      std::vector<bool> recomputed;
+      for (int ui : ch.units) {
+        mods.push_back(modules_of(st_.units[ui]));
+        recomputed.push_back(st_.units[ui].layer >= 0 && t.activation_checkpointing == Checkpointing::FULL);
+      }
+      const auto f = zero3_fetches(mods, recomputed, z.max_reuse_distance);
+      for (std::size_t k = 0; k < ch.units.size(); ++k) out[ch.units[k]] = f[k];
+    }
+    return out;
+  }
+
   void make_data_parallel() {
     const ParallelismSpec& par = in_.scenario.parallelism;
     const TrainingSpec& t = in_.training.training();
@@ -528,7 +634,9 @@ class StageBuilder {
       st_.per_unit_reduce = true;
       st_.unit_comm_overlapped = overlapped;
       const std::string tag = deepspeed ? "ZeRO-3" : (par.zero_stage == 2 ? "FSDP (shard_grad_op)" : "FSDP");
-      for (auto& u : st_.units) {
+      const std::vector<Zero3Fetch> fetch = deepspeed ? zero3_unit_fetches(z) : std::vector<Zero3Fetch>{};
+      for (std::size_t ui = 0; ui < st_.units.size(); ++ui) {
+        UnitPlan& u = st_.units[ui];
         auto gather = [&](Bytes b, int group) {
           if (b.count() <= 0) return -1;
           const double elems = b.as_double() / pb;
@@ -545,19 +653,34 @@ class StageBuilder {
           return comm(tag + " reduce-scatter", WorkClass::DP_COMM, group, nc::CollectiveOp::REDUCE_SCATTER,
                       Bytes::from_double(b.as_double() / rep), rep);
         };
-        u.gather = gather(u.dense_params, g_dp_);
-        u.gather_expert = gather(u.expert_params, g_edp_);
+        if (deepspeed) {
+          const Zero3Fetch& f = fetch[ui];
+          u.gather = gather(Bytes::from_double(f.forward.dense * pb), g_dp_);
+          u.gather_expert = gather(Bytes::from_double(f.forward.expert * pb), g_edp_);
+          u.gather_bwd = gather(Bytes::from_double(f.backward.dense * pb), g_dp_);
+          u.gather_expert_bwd = gather(Bytes::from_double(f.backward.expert * pb), g_edp_);
+        } else {
+          u.gather = u.gather_bwd = gather(u.dense_params, g_dp_);
+          u.gather_expert = u.gather_expert_bwd = gather(u.expert_params, g_edp_);
+        }
         u.reduce = reduce(u.dense_grads, g_dp_);
         u.reduce_expert = reduce(u.expert_grads, g_edp_);
         if (offload_par && deepspeed) {
-          u.h2d = host_copy("parameter fetch (offload_param)",
-                            Bytes::from_double(u.dense_params.as_double() / D + u.expert_params.as_double() / De), true);
+          // Each fetch first copies the rank's partition of what it gathers to the GPU.
+          auto fetch_copy = [&](const ModuleNumel& n) {
+            return n.all() > 0 ? host_copy("parameter fetch (offload_param)",
+                                           Bytes::from_double(pb * (n.dense / D + n.expert / De)), true)
+                               : -1;
+          };
+          u.h2d = fetch_copy(fetch[ui].forward);
+          u.h2d_bwd = fetch_copy(fetch[ui].backward);
         } else if (offload_par) {
           // FSDP2 CPUOffloadPolicy (_fsdp_param.py all_gather_inputs): the fp32 shard is copied
           // to the GPU before each all-gather's copy-in, then cast to the parameter dtype.
           u.h2d = host_copy("parameter copy-in (CPUOffloadPolicy)",
                             Bytes::from_double(4.0 / pb * (u.dense_params.as_double() / D + u.expert_params.as_double() / De)),
                             true);
+          u.h2d_bwd = u.h2d;
         }
         if (offload_opt) {
           // Stage 3 (stage3.py partition_grads): the reduced partition goes into the fp32

@@ -49,7 +49,10 @@
 //                                 updated parameters (allgather_bucket_size) after the optimizer
 //   deepspeed zero 3              per layer: all-gather in collectives of at most
 //                                 stage3_prefetch_bucket_size elements before its forward and its
-//                                 backward, reduce-scatter in reduce_bucket_size collectives after
+//                                 backward of what the coordinator's reuse rule released
+//                                 (stage3_max_reuse_distance; under full recomputation a module
+//                                 released after its recomputed forward is gathered again; small
+//                                 parameters persist), reduce-scatter in reduce_bucket_size collectives after
 //                                 its backward (overlapped when overlap_comm); with offload_param
 //                                 the rank's shard is first copied host-to-device; with
 //                                 offload_optimizer the reduced partition goes to the host's fp32
@@ -138,8 +141,13 @@ struct UnitPlan {
   // The rank's CPU time around the unit's forward and its backward beyond launching its kernels
   // (DeepSpeed ZeRO-3's module hooks); zero when none.
   Duration host_forward, host_backward;
-  // ZeRO-3/FSDP per-unit comms (indices into StagePlan::comms; -1 when absent).
-  int gather = -1, gather_expert = -1, reduce = -1, reduce_expert = -1, h2d = -1, d2h = -1;
+  // ZeRO-3/FSDP per-unit comms (indices into StagePlan::comms; -1 when absent): the fetch before
+  // the forward (all-gathers, and the host copy before them with parameters on the host), the
+  // fetch for the backward (ZeRO-3 gathers there what its reuse rule released: the recomputed
+  // forward's modules and those released again before their backward), the gradient reduction.
+  int gather = -1, gather_expert = -1, h2d = -1;
+  int gather_bwd = -1, gather_expert_bwd = -1, h2d_bwd = -1;
+  int reduce = -1, reduce_expert = -1, d2h = -1;
 };
 
 struct ChunkPlan {

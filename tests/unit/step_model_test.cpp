@@ -116,6 +116,36 @@ TEST_CASE("placement decides transports: seed 004 on p4d, one pod against four",
   CHECK(a.memory.host_bytes.count() > 0);
 }
 
+TEST_CASE("ZeRO-3 gathers again what its reuse rule releases", "[unit][step][model][deepspeed]") {
+  StepSimulator sim(catalog());
+  // Llama-3-8B under DeepSpeed ZeRO-3, full recomputation, 2 micro-batches a step. Non-persistent
+  // elements (everything but the norms, below the 1e5 threshold): a layer's q, o 4096^2 =
+  // 16,777,216; k, v 4096 x 1024 = 4,194,304; gate, up, down 4096 x 14336 = 58,720,256; in all
+  // 218,103,808; embedding and lm_head 128256 x 4096 = 525,336,576 each. N = 32 layers + both =
+  // 8,029,995,008.
+  //   Forward: everything, N.
+  //   Backward, stage3_max_reuse_distance 1e9: lm_head is used again at once (kept); every layer
+  //   is gathered for its recomputed forward (the walk from its forward passes the head twice,
+  //   1.05e9), then kept for its backward (q, the farthest, sees 2 x 201,326,592 in between);
+  //   the embedding is gathered again. N - 525,336,576 = 7,504,658,432.
+  //   Per micro-batch 15,534,653,440 elements, 2 B each, 2 micro-batches: 62,138,613,760 B.
+  //   With 1e8: after the recompute every module but down_proj (nothing in between) is released
+  //   and gathered again for its backward: 32 x (218,103,808 - 58,720,256) = 5,100,273,664 more,
+  //   a step of 2 x 2 x (15,534,653,440 + 5,100,273,664) = 82,539,708,416 B.
+  auto gathered = [&](const nlohmann::json& deepspeed) {
+    const Scenario s = make({{"training", {{"activation_checkpointing", "full"}}},
+                             {"parallelism", {{"framework", "deepspeed"}, {"deepspeed", deepspeed}}}});
+    const StepEstimate e = sim.estimate(s, Fidelity::FAST);
+    double bytes = 0;
+    for (const auto& c : e.comms) {
+      if (c.name == "ZeRO-3 all-gather") bytes += c.bytes.as_double();
+    }
+    return bytes;
+  };
+  CHECK(gathered(nlohmann::json::object()) == Approx(62'138'613'760.0).epsilon(1e-6));
+  CHECK(gathered({{"stage3_max_reuse_distance", 1e8}}) == Approx(82'539'708'416.0).epsilon(1e-6));
+}
+
 TEST_CASE("scenarios that cannot run are input errors naming the key", "[unit][step][model]") {
   StepSimulator sim(catalog());
   auto fails = [&](const nlohmann::json& patch, const std::string& key) {
