@@ -22,6 +22,13 @@ constexpr int kBlockMaxInstances = 64;
 double ceil_clean(double v) { return std::ceil(v - 1e-9); }
 
 std::string fmt(double v, int digits = 3) { return format_significant(v, digits); }
+// $1.28B, $40M, $312k: amounts in a sentence.
+std::string money(double usd) {
+  if (usd >= 1e9) return "$" + fmt(usd / 1e9) + "B";
+  if (usd >= 1e6) return "$" + fmt(usd / 1e6) + "M";
+  if (usd >= 1e3) return "$" + fmt(usd / 1e3) + "k";
+  return "$" + fmt(usd);
+}
 
 const hardware::HourlyPrice* price_of(const hardware::PriceEntry& e, PricingOption o) {
   const std::optional<hardware::HourlyPrice>* p = nullptr;
@@ -72,6 +79,13 @@ std::vector<PriceQuote> quote_prices(const hardware::Catalog& catalog, const std
         q.unavailable_reason = "price of " + instance + " is in " + hp->currency + ", not USD";
       } else {
         from_catalog(*hp);
+        if (o == PricingOption::ON_DEMAND && pricing.negotiated_discount && *pricing.negotiated_discount > 0) {
+          const double d = *pricing.negotiated_discount;
+          q.per_hour = hp->per_hour * (1 - d);
+          q.assumed = true;
+          q.assumption = fmt(d * 100) + "% negotiated discount off the catalog's " + fmt(hp->per_hour, 4) +
+                         " USD/h (the plan's assumption)";
+        }
       }
     } else if (o == PricingOption::SPOT && pricing.spot && pricing.spot->price_per_hour) {
       q.available = true;
@@ -178,7 +192,7 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   const double p = quote.per_hour;
 
   struct End {
-    double wall = 0, usd = 0, hours = 0, days = 0, interruptions = 0;
+    double wall = 0, usd = 0, hours = 0, days = 0, interruptions = 0, commitment = 0;
     bool ok = true;
   };
   auto at = [&](double compute_s) {
@@ -186,18 +200,24 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
     const WallTime w = nominal_wall(compute_s, in.checkpoint);
     e.wall = w.nominal_s;
     switch (quote.option) {
-      case PricingOption::ON_DEMAND:
-      case PricingOption::SAVINGS_PLAN_1YR:
-      case PricingOption::SAVINGS_PLAN_3YR: {
+      case PricingOption::ON_DEMAND: {
         e.hours = n * e.wall / kHour;
         e.usd = e.hours * p;
-        const bool sp = quote.option != PricingOption::ON_DEMAND;
-        if (sp && pricing.commitment == SavingsPlanCommitment::DEDICATED) {
-          const double years = quote.option == PricingOption::SAVINGS_PLAN_1YR ? 1 : 3;
-          const double terms = std::max(1.0, ceil_clean(e.wall / (years * kYearHours * kHour)));
-          e.hours = n * years * kYearHours * terms;
-          e.usd = e.hours * p;
+        break;
+      }
+      case PricingOption::SAVINGS_PLAN_1YR:
+      case PricingOption::SAVINGS_PLAN_3YR: {
+        // The commitment is bought whole: every hour of the term, for every node committed.
+        const double years = quote.option == PricingOption::SAVINGS_PLAN_1YR ? 1 : 3;
+        const double terms = std::max(1.0, ceil_clean(e.wall / (years * kYearHours * kHour)));
+        const double term_hours = n * years * kYearHours * terms;
+        e.commitment = term_hours * p;
+        switch (pricing.commitment) {
+          case SavingsPlanCommitment::DEDICATED: e.hours = term_hours; break;
+          case SavingsPlanCommitment::SHARED: e.hours = term_hours * pricing.commitment_share; break;
+          case SavingsPlanCommitment::UTILIZED: e.hours = n * e.wall / kHour; break;
         }
+        e.usd = e.hours * p;
         break;
       }
       case PricingOption::CAPACITY_BLOCK: {
@@ -243,6 +263,7 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   c.usd_low = lo.ok ? lo.usd : mid.usd;
   c.usd_high = hi.ok ? hi.usd : std::numeric_limits<double>::infinity();
   c.instance_hours = mid.hours;
+  c.commitment_usd = mid.commitment;
   c.expected_interruptions = mid.interruptions;
   c.billed_days = mid.days;
   if (!hi.ok) c.notes.push_back("at the slow end of the band, spot interruptions outpace progress");
@@ -272,10 +293,34 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   if (quote.option == PricingOption::SPOT) {
     c.notes.push_back("expected " + fmt(mid.interruptions) + " interruptions");
   }
-  if ((quote.option == PricingOption::SAVINGS_PLAN_1YR || quote.option == PricingOption::SAVINGS_PLAN_3YR)) {
-    c.notes.push_back(pricing.commitment == SavingsPlanCommitment::DEDICATED
-                          ? "commitment dedicated to this job: the whole term is paid"
-                          : "commitment assumed fully used: the job pays the plan rate for its hours");
+  const bool sp =
+      quote.option == PricingOption::SAVINGS_PLAN_1YR || quote.option == PricingOption::SAVINGS_PLAN_3YR;
+  if (sp) {
+    const std::string years = quote.option == PricingOption::SAVINGS_PLAN_1YR ? "1-year" : "3-year";
+    const double terms = std::round(mid.commitment / (p * n * kYearHours * (years == "1-year" ? 1 : 3)));
+    const std::string whole = (terms > 1 ? fmt(terms) + " whole " + years + " terms" : "the whole " + years + " term") +
+                              " for " + std::to_string(in.nodes) + " nodes";
+    const std::string after = pricing.after_job.empty() ? "" : " (after the job: " + pricing.after_job + ")";
+    switch (pricing.commitment) {
+      case SavingsPlanCommitment::DEDICATED:
+        c.basis = whole + (pricing.commitment_stated ? " (the plan: dedicated)" : " (default: the plan states no share)");
+        break;
+      case SavingsPlanCommitment::SHARED:
+        c.basis = fmt(100 * pricing.commitment_share) + "% of " + whole + " (" + money(mid.commitment) +
+                  "), the plan's share" + after;
+        break;
+      case SavingsPlanCommitment::UTILIZED:
+        c.basis = "the job's own hours, " + fmt(100 * mid.usd / mid.commitment) + "% of " + whole + " (" +
+                  money(mid.commitment) + "): the plan states other work uses the rest" + after;
+        break;
+    }
+    c.notes.push_back("commitment: " + c.basis);
+  } else if (quote.option == PricingOption::CAPACITY_BLOCK) {
+    c.basis = "paid upfront for " + fmt(mid.days) + " whole days";
+  } else if (quote.assumed) {
+    c.basis = quote.assumption;
+  } else {
+    c.basis = "billed by the hour for the job's wall time";
   }
   if (quote.assumed) c.notes.push_back("price assumed: " + quote.assumption);
   if (in.deadline_s) c.meets_deadline = c.wall_s <= *in.deadline_s;

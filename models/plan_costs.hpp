@@ -26,10 +26,13 @@
 //              of rework; no finite T when lambda L >= 1: the job never finishes on spot)
 //   expected interruptions = lambda T
 // Dollars (p: the option's price per instance-hour):
-//   on-demand, spot              N x p x T / 3600
-//   Savings Plan, utilized       N x p x T_0 / 3600 (the commitment is used by this job while it
-//                                runs and by other work the rest of the term)
-//   Savings Plan, dedicated      N x p x 8760 h x years x ceil(T_0 / term): the job pays the term
+//   on-demand, spot              N x p x T / 3600   (on-demand: p = the catalog's rate x (1 - the
+//                                plan's negotiated_discount), stated as the plan's assumption)
+//   Savings Plan: the commitment K = N x p x 8760 h x years x ceil(T_0 / term), bought whole
+//     dedicated (default)        K: the job pays the whole term for the nodes it commits
+//     shared                     share x K: the plan states the share this job carries
+//     utilized                   N x p x T_0 / 3600: the plan states that other work uses the
+//                                commitment every hour the job does not
 //   Capacity Blocks              N x p x 24 h x D, D = ceil(T_0 / 1 day), paid upfront for whole days;
 //                                a block holds 1 to 182 days and at most 64 instances, so the job
 //                                needs ceil(N / 64) blocks side by side and ceil(D / 182) in a row
@@ -113,7 +116,9 @@ struct OptionCost {
   double wall_s = 0, wall_low_s = 0, wall_high_s = 0;
   double instance_hours = 0;  // billed, all nodes (nominal)
   double usd = 0, usd_low = 0, usd_high = 0;
-  int blocks = 0;                     // Capacity Blocks: side by side x in a row
+  double commitment_usd = 0;  // Savings Plans: the whole commitment K (see above)
+  std::string basis;          // how the figure is charged, in a few words, shown beside it
+  int blocks = 0;             // Capacity Blocks: side by side x in a row
   double billed_days = 0;             // Capacity Blocks
   double expected_interruptions = 0;  // spot
   bool meets_deadline = true;

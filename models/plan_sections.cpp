@@ -69,12 +69,35 @@ PricingSpec read_pricing(ValueReader v) {
         p.options.push_back(opt);
       }
     }
+    if (auto d = o.maybe("negotiated_discount")) {
+      p.negotiated_discount = d->as_number({.min = 0, .max = 1});
+      if (*p.negotiated_discount >= 1) d->fail("a fraction off on-demand below 1");
+    }
     if (auto sp = o.maybe("savings_plan")) {
       sp->read_object([&](ObjectReader& x) {
-        if (auto c = x.maybe("commitment")) {
-          p.commitment = c->as_choice({"utilized", "dedicated"}) == "dedicated" ? SavingsPlanCommitment::DEDICATED
-                                                                                : SavingsPlanCommitment::UTILIZED;
+        auto c = x.maybe("commitment");
+        auto share = x.maybe("share");
+        if (c) {
+          const std::string how = c->as_choice({"dedicated", "shared", "utilized"});
+          p.commitment = how == "utilized" ? SavingsPlanCommitment::UTILIZED
+                         : how == "shared" ? SavingsPlanCommitment::SHARED
+                                           : SavingsPlanCommitment::DEDICATED;
+          p.commitment_stated = true;
+          if (share && p.commitment != SavingsPlanCommitment::SHARED) {
+            share->fail_message("\"share\" goes with \"commitment\": \"shared\" (or no \"commitment\"), not \"" +
+                                how + "\"");
+          }
+          if (!share && p.commitment == SavingsPlanCommitment::SHARED) {
+            x.fail("\"commitment\": \"shared\" needs \"share\": the fraction (0 to 1] of the whole term's cost "
+                   "this job carries");
+          }
         }
+        if (share) {
+          p.commitment = SavingsPlanCommitment::SHARED;
+          p.commitment_stated = true;
+          p.commitment_share = share->as_number({.min = 0, .max = 1, .min_exclusive = true});
+        }
+        if (auto a = x.maybe("after_job")) p.after_job = a->as_string();
       });
     }
     if (auto cb = o.maybe("capacity_block")) {
@@ -111,9 +134,11 @@ PricingSpec read_pricing(ValueReader v) {
       }
     }
   });
+  // No option is priced that the plan does not list: without a list, on-demand (and spot, whose
+  // terms the plan gave).
+  p.options_listed = options_given;
   if (!options_given) {
-    p.options = {PricingOption::ON_DEMAND, PricingOption::CAPACITY_BLOCK, PricingOption::SAVINGS_PLAN_1YR,
-                 PricingOption::SAVINGS_PLAN_3YR};
+    p.options = {PricingOption::ON_DEMAND};
     if (p.spot) p.options.push_back(PricingOption::SPOT);
   }
   return p;

@@ -51,7 +51,12 @@ const std::vector<PricingOption>& all_pricing_options() {
 }
 
 std::string_view to_string(SavingsPlanCommitment c) {
-  return c == SavingsPlanCommitment::DEDICATED ? "dedicated" : "utilized";
+  switch (c) {
+    case SavingsPlanCommitment::DEDICATED: return "dedicated";
+    case SavingsPlanCommitment::SHARED: return "shared";
+    case SavingsPlanCommitment::UTILIZED: return "utilized";
+  }
+  return "dedicated";
 }
 
 std::string_view to_string(RankBy r) { return r == RankBy::COST ? "cost" : "time"; }
@@ -145,8 +150,7 @@ PlanSpec read_plan(const JsonDocument& doc, const std::filesystem::path& base_di
   if (auto pr = top.maybe("pricing")) {
     p.pricing = read_pricing(*pr);
   } else {
-    p.pricing.options = {PricingOption::ON_DEMAND, PricingOption::CAPACITY_BLOCK, PricingOption::SAVINGS_PLAN_1YR,
-                         PricingOption::SAVINGS_PLAN_3YR};
+    p.pricing.options = {PricingOption::ON_DEMAND};
   }
   if (auto c = top.maybe("checkpoint")) p.checkpoint = read_checkpoint(*c);
   if (auto s = top.maybe("search")) p.search = read_search(*s);

@@ -44,8 +44,11 @@
 //           (samples x seq_len tokens per epoch); "deadline": "30 days"; "budget": "2.5e6 USD"}
 //          Without job.tokens / epochs, training.tokens is used.
 //   "pricing": {"region": "us-east-1", "options": ["on_demand", "capacity_block",
-//           "savings_plan_1yr", "savings_plan_3yr", "spot"],
-//           "savings_plan": {"commitment": "utilized" | "dedicated"},
+//           "savings_plan_1yr", "savings_plan_3yr", "spot"]  (absent: on-demand, and spot when
+//           a "spot" section is given: no option is priced that the plan does not list),
+//           "negotiated_discount": 0.15  (fraction off the catalog's on-demand rate),
+//           "savings_plan": {"commitment": "dedicated" (default) | "utilized",
+//                            "share": 0.25, "after_job": "inference fleet for the rest of the term"},
 //           "capacity_block": {"allow_split": true},
 //           "spot": {"discount": 0.6 | "price": "20 USD/h", "interruptions_per_node_day": 0.02,
 //                    "restart_time": "15 min"}}
@@ -76,12 +79,16 @@ std::string_view to_string(PricingOption o);      // "on_demand", ...
 std::string_view pricing_label(PricingOption o);  // "on-demand", "Capacity Blocks", ...
 const std::vector<PricingOption>& all_pricing_options();
 
-// How a Savings Plan commitment is charged to the job.
-//   UTILIZED   the commitment (nodes x rate, every hour of the term) is used by this job and other
-//              work, so the job is charged the plan rate for the hours it runs
-//   DEDICATED  nothing else uses it: the job pays the whole term (1 or 3 years)
-enum class SavingsPlanCommitment { UTILIZED, DEDICATED };
-std::string_view to_string(SavingsPlanCommitment c);
+// How a Savings Plan commitment (nodes x rate, every hour of a 1- or 3-year term) is charged to the
+// job. A commitment is bought for its whole term, so unless the plan says otherwise the job pays
+// all of it.
+//   DEDICATED  the default: nothing else is known to use it, the job pays the whole term
+//   SHARED     the plan states the share of the whole term's cost this job carries
+//              (savings_plan.share; the rest is carried by what runs on it after the job)
+//   UTILIZED   the plan states that other work uses the commitment for every hour the job does
+//              not, so the job is charged the plan rate for the hours it runs
+enum class SavingsPlanCommitment { DEDICATED, SHARED, UTILIZED };
+std::string_view to_string(SavingsPlanCommitment c);  // "dedicated", "shared", "utilized"
 
 struct SpotSpec {
   std::optional<double> discount;        // fraction off on-demand: the user's assumption
@@ -93,7 +100,12 @@ struct SpotSpec {
 struct PricingSpec {
   std::string region;                  // empty: the first region (by name) pricing each instance
   std::vector<PricingOption> options;  // in the order to show
-  SavingsPlanCommitment commitment = SavingsPlanCommitment::UTILIZED;
+  bool options_listed = false;         // false: the default (on-demand, and spot with a spot section)
+  SavingsPlanCommitment commitment = SavingsPlanCommitment::DEDICATED;
+  bool commitment_stated = false;  // the plan has a savings_plan section saying how it is carried
+  double commitment_share = 1;     // SHARED: fraction (0, 1] of the whole term's cost
+  std::string after_job;           // the plan's words on what uses the commitment after the job
+  std::optional<double> negotiated_discount;  // fraction off the catalog's on-demand rate
   bool capacity_block_allow_split = true;
   std::optional<SpotSpec> spot;
 };

@@ -64,7 +64,8 @@ std::vector<Figure> summary(const PlanResult& r) {
                            .type = ValueType::DOLLARS,
                            .value = banded(o->usd, o->usd_low, o->usd_high),
                            .detail = std::string(models::pricing_label(o->option)) +
-                                     (o->quote.region.empty() ? "" : ", " + o->quote.region)});
+                                     (o->quote.region.empty() ? "" : ", " + o->quote.region) +
+                                     (o->basis.empty() ? "" : "; " + o->basis)});
     }
     out.push_back(Figure{.key = "gpus", .label = "GPUs", .type = ValueType::INTEGER, .value = s.world_size()});
     out.push_back(Figure{

@@ -19,7 +19,8 @@
 //                calibration provenance; model, NCCL and program versions
 //
 // Result JSON ("clustersim-plan-result", schema_version 1):
-//   plan        name, file (name only), model, job, ranking, pricing terms
+//   plan        name, file (name only), model, job, ranking, pricing terms (options and whether
+//               the plan listed them, negotiated_discount, savings_plan_commitment, _stated, _share)
 //   evaluated   layouts evaluated with the fast model;  feasible: feasible candidates
 //   counts      combinations, rejected, layouts, does_not_fit, evaluated, evaluation_failed,
 //               misses_deadline, over_budget, no_option, feasible, rechecked
@@ -30,7 +31,8 @@
 //               high_s}, fast_step_time_s, tokens_per_step, steps, tokens_per_s, mfu,
 //               time_to_train_s, time_to_train_band {low_s, high_s}, compute_s, checkpoint,
 //               gpu_hours, node_hours, cost_usd {OPTION: {available, usd, low, high, per_hour,
-//               region, source, date, assumed, wall_s, instance_hours, meets_deadline,
+//               region, source, date, assumed, wall_s, instance_hours, basis (how the figure is
+//               charged), commitment_usd (Savings Plans: the whole commitment), meets_deadline,
 //               within_budget, notes, ...}}, cheapest_option, peak_memory_bytes, fits_in_memory,
 //               memory, breakdown, bottleneck, warnings
 //   pareto      ids on the frontier, fastest first

@@ -190,13 +190,44 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
                            ? "larger jobs are split into several blocks (flagged)"
                            : "jobs needing several blocks are infeasible (the plan forbids splitting)"),
        "EC2 Capacity Blocks pricing page", "", ""});
-  terms.items.push_back(
-      {"Savings Plans commitment",
-       pricing.commitment == models::SavingsPlanCommitment::DEDICATED
-           ? "dedicated: the job pays the whole 1- or 3-year term for its nodes"
-           : "utilized: the commitment is used in full by this job and other work, so the job pays the plan rate "
-             "for the hours it runs",
-       "the plan", "", ""});
+  {
+    std::string listed;
+    for (auto o : pricing.options) listed += (listed.empty() ? "" : ", ") + std::string(models::pricing_label(o));
+    terms.items.push_back({"options priced",
+                           listed + (pricing.options_listed
+                                         ? " (the plan's list; the headline is the cheapest of these that is feasible)"
+                                         : " (the plan lists no options; list capacity_block, savings_plan_1yr, "
+                                           "savings_plan_3yr to compare them)"),
+                           pricing.options_listed ? "the plan" : "default", "", ""});
+  }
+  if (pricing.negotiated_discount) {
+    terms.items.push_back({"negotiated discount",
+                           fmt(100 * *pricing.negotiated_discount) + "% off the catalog's on-demand rate",
+                           "the plan", "", ""});
+  }
+  const bool any_sp = std::any_of(pricing.options.begin(), pricing.options.end(), [](models::PricingOption o) {
+    return o == models::PricingOption::SAVINGS_PLAN_1YR || o == models::PricingOption::SAVINGS_PLAN_3YR;
+  });
+  if (any_sp) {
+    const std::string after = pricing.after_job.empty() ? "" : "; after the job: " + pricing.after_job;
+    std::string how;
+    switch (pricing.commitment) {
+      case models::SavingsPlanCommitment::DEDICATED:
+        how = "bought whole: the job pays every hour of the 1- or 3-year term for the nodes it commits" +
+              std::string(pricing.commitment_stated ? "" : " (the plan states no share of it for other work)");
+        break;
+      case models::SavingsPlanCommitment::SHARED:
+        how = "the job carries " + fmt(100 * pricing.commitment_share) +
+              "% of the whole 1- or 3-year term for the nodes it commits; other work carries the rest";
+        break;
+      case models::SavingsPlanCommitment::UTILIZED:
+        how = "the job pays the plan rate for the hours it runs; the plan states that other work uses the "
+              "commitment for every other hour of the term";
+        break;
+    }
+    terms.items.push_back({"Savings Plans commitment", std::string(models::to_string(pricing.commitment)) + ": " + how + after,
+                           pricing.commitment_stated ? "the plan" : "default", "", ""});
+  }
   if (pricing.spot) {
     terms.items.push_back({"spot interruptions",
                            fmt(pricing.spot->interruptions_per_node_day) + " per node per day (the plan's assumption)",

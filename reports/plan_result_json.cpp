@@ -77,6 +77,10 @@ Json option_json(const models::OptionCost& o) {
   j["high"] = num(o.usd_high);
   j["wall_s"] = num(o.wall_s);
   j["instance_hours"] = num(o.instance_hours);
+  j["basis"] = o.basis;
+  if (o.option == models::PricingOption::SAVINGS_PLAN_1YR || o.option == models::PricingOption::SAVINGS_PLAN_3YR) {
+    j["commitment_usd"] = num(o.commitment_usd);
+  }
   if (o.option == models::PricingOption::CAPACITY_BLOCK) {
     j["billed_days"] = num(o.billed_days);
     j["blocks"] = o.blocks;
@@ -204,7 +208,14 @@ Json plan_json(const PlanResult& r) {
   Json opts = Json::array();
   for (auto o : p.pricing.options) opts.push_back(std::string(models::to_string(o)));
   pricing["options"] = opts;
+  pricing["options_listed"] = p.pricing.options_listed;
+  pricing["negotiated_discount"] = p.pricing.negotiated_discount ? Json(*p.pricing.negotiated_discount) : Json(nullptr);
   pricing["savings_plan_commitment"] = std::string(models::to_string(p.pricing.commitment));
+  pricing["savings_plan_commitment_stated"] = p.pricing.commitment_stated;
+  pricing["savings_plan_share"] = p.pricing.commitment == models::SavingsPlanCommitment::SHARED
+                                      ? Json(p.pricing.commitment_share)
+                                      : Json(nullptr);
+  if (!p.pricing.after_job.empty()) pricing["savings_plan_after_job"] = p.pricing.after_job;
   pricing["capacity_block_allow_split"] = p.pricing.capacity_block_allow_split;
   if (p.pricing.spot) {
     const auto& s = *p.pricing.spot;

@@ -43,7 +43,8 @@ const OptionCost& option(const PlanCandidate& c, PricingOption o) {
 }  // namespace
 
 TEST_CASE("steps, time to train, GPU-hours and dollars for a 5 s step on 64 p5 nodes", "[unit][plan]") {
-  const PlanSpec plan = parse(p5_plan(""));
+  const PlanSpec plan = parse(p5_plan(
+      R"(, "pricing": {"options": ["on_demand", "capacity_block", "savings_plan_1yr", "savings_plan_3yr"]})"));
   const PlanResult r = run_plan(plan, catalog(), testing::constant_step(5.0, 4.5, 5.5));
   REQUIRE(r.candidates.size() == 1);
   const PlanCandidate& c = r.candidates[0];
@@ -75,13 +76,77 @@ TEST_CASE("steps, time to train, GPU-hours and dollars for a 5 s step on 64 p5 n
   CHECK(cb.blocks == 1);
   CHECK(cb.usd == Approx(893'061.12));
   CHECK(cb.usd_high == Approx(64 * 24 * 16 * 41.53));
-  // Savings Plans, commitment used in full: the plan rate for the job's hours.
-  // 21,192.8 h x 34.68 = $734,966.30 (1 year); x 23.78 = $503,964.78 (3 years).
-  CHECK(option(c, PricingOption::SAVINGS_PLAN_1YR).usd == Approx(734'966.304));
-  CHECK(option(c, PricingOption::SAVINGS_PLAN_3YR).usd == Approx(503'964.784));
-  // The cheapest option is the 3-year plan.
+  // Savings Plans are bought for the whole term (the plan states no share): 64 nodes x 8,760 h
+  // x 34.68 $/h = $19,442,995.20 (1 year); 64 x 26,280 h x 23.78 $/h = $39,996,057.60 (3 years).
+  // The band does not move them: the job is shorter than a term at both ends.
+  const OptionCost& sp1 = option(c, PricingOption::SAVINGS_PLAN_1YR);
+  CHECK(sp1.usd == Approx(19'442'995.2));
+  CHECK(sp1.usd_high == Approx(19'442'995.2));
+  CHECK(sp1.instance_hours == Approx(64 * 8760.0));
+  CHECK(option(c, PricingOption::SAVINGS_PLAN_3YR).usd == Approx(39'996'057.6));
+  CHECK_THAT(sp1.basis, Catch::Contains("the whole 1-year term for 64 nodes") && Catch::Contains("states no share"));
+  // The cheapest option is now Capacity Blocks ($893,061.12), no longer the 3-year plan priced by
+  // the hour ($503,964.78 before commitments were priced as bought).
   REQUIRE(c.cheapest_cost() != nullptr);
-  CHECK(c.cheapest_cost()->option == PricingOption::SAVINGS_PLAN_3YR);
+  CHECK(c.cheapest_cost()->option == PricingOption::CAPACITY_BLOCK);
+}
+
+TEST_CASE("Savings Plans are priced as bought: the whole term unless the plan states a share", "[unit][plan]") {
+  // The 405B plan's best candidate: 2,048 p5 nodes for 80 days, 3-year Savings Plan at 23.78 $/h.
+  PricingSpec pricing;
+  pricing.options = {PricingOption::SAVINGS_PLAN_3YR};
+  PriceQuote sp;
+  sp.option = PricingOption::SAVINGS_PLAN_3YR;
+  sp.available = true;
+  sp.per_hour = 23.78;
+  CostInputs in;
+  in.pricing = &pricing;
+  in.nodes = 2048;
+  in.compute_s = in.compute_low_s = in.compute_high_s = 80 * 86400.0;
+  // Default, the whole term: 2,048 x 23.78 $/h = 48,701.44 $/h, x 3 x 8,760 h = 26,280 h
+  // = $1,279,873,843.20 (the catalog's rate for 2,048 nodes over 3 years: about $1.28B).
+  const OptionCost whole = cost_option(sp, in);
+  CHECK(whole.usd == Approx(1'279'873'843.2));
+  CHECK(whole.commitment_usd == Approx(1'279'873'843.2));
+  CHECK_THAT(whole.basis, Catch::Contains("the whole 3-year term for 2048 nodes"));
+  // A stated share of 0.25: $1,279,873,843.20 x 0.25 = $319,968,460.80.
+  pricing.commitment = SavingsPlanCommitment::SHARED;
+  pricing.commitment_share = 0.25;
+  pricing.commitment_stated = true;
+  pricing.after_job = "inference";
+  const OptionCost shared = cost_option(sp, in);
+  CHECK(shared.usd == Approx(319'968'460.8));
+  CHECK(shared.instance_hours == Approx(2048 * 26'280 * 0.25));
+  CHECK_THAT(shared.basis, Catch::Contains("25% of the whole 3-year term") && Catch::Contains("after the job: inference"));
+  // Utilized (the plan states other work uses every other hour): the job's own hours,
+  // 48,701.44 $/h x 80 days x 24 h = $93,506,764.80, which is 80 / 1,095 days = 7.31% of the term.
+  pricing.commitment = SavingsPlanCommitment::UTILIZED;
+  const OptionCost used = cost_option(sp, in);
+  CHECK(used.usd == Approx(93'506'764.8));
+  CHECK_THAT(used.basis, Catch::Contains("7.31% of the whole 3-year term"));
+  // A job longer than the term buys whole terms: 1,200 days on a 1-year plan -> ceil(1,200 / 365)
+  // = 4 terms of 8,760 h: 2,048 x 35,040 h x 34.68 $/h = $2,488,703,385.60.
+  pricing.commitment = SavingsPlanCommitment::DEDICATED;
+  sp.option = PricingOption::SAVINGS_PLAN_1YR;
+  sp.per_hour = 34.68;
+  in.compute_s = in.compute_low_s = in.compute_high_s = 1200 * 86400.0;
+  const OptionCost terms = cost_option(sp, in);
+  CHECK(terms.usd == Approx(2'488'703'385.6));
+  CHECK_THAT(terms.basis, Catch::Contains("4 whole 1-year terms"));
+}
+
+TEST_CASE("a negotiated discount is the plan's assumption off the catalog's on-demand rate", "[unit][plan]") {
+  PricingSpec pricing;
+  pricing.options = {PricingOption::ON_DEMAND, PricingOption::SAVINGS_PLAN_1YR};
+  pricing.negotiated_discount = 0.15;
+  const auto q = quote_prices(catalog(), "p5.48xlarge", pricing);
+  REQUIRE(q.size() == 2);
+  // 55.04 $/h x (1 - 0.15) = 46.784 $/h, marked as assumed; the Savings Plan rate is untouched.
+  CHECK(q[0].per_hour == Approx(46.784));
+  CHECK(q[0].assumed);
+  CHECK_THAT(q[0].assumption, Catch::Contains("15% negotiated discount") && Catch::Contains("55.04"));
+  CHECK(q[1].per_hour == Approx(34.68));
+  CHECK_FALSE(q[1].assumed);
 }
 
 TEST_CASE("checkpoints: size from the memory model's bytes per element, storage bandwidth, interval", "[unit][plan]") {
@@ -189,7 +254,6 @@ TEST_CASE("Capacity Blocks split past 64 instances or 182 days; Savings Plans de
   sp.option = PricingOption::SAVINGS_PLAN_1YR;
   sp.available = true;
   sp.per_hour = 34.68;
-  pricing.commitment = SavingsPlanCommitment::DEDICATED;
   CHECK(cost_option(sp, in).usd == Approx(130 * 8760 * 34.68));
 }
 

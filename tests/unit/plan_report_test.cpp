@@ -39,7 +39,8 @@ const Planned& planned() {
         "parallelism": {"framework": "megatron", "tensor": "auto", "pipeline": "auto"},
         "cluster": {"system": ["p4de.24xlarge", "p5.48xlarge"], "nodes": [1, 2, 4, 8]},
         "job": {"tokens": 1e10, "deadline": "60 days"},
-        "pricing": {"spot": {"discount": 0.6, "interruptions_per_node_day": 0.05, "restart_time": "10 min"}},
+        "pricing": {"options": ["on_demand", "capacity_block", "savings_plan_1yr", "savings_plan_3yr", "spot"],
+                    "spot": {"discount": 0.6, "interruptions_per_node_day": 0.05, "restart_time": "10 min"}},
         "checkpoint": {"storage": "s3", "interval": "1 h"}})";
     const auto plan = models::read_plan(parse_json_text(text, "report-test.json"), ".");
     testing::TempDir scratch;
@@ -102,6 +103,19 @@ TEST_CASE("the plan report states prices with dates and regions, calibration and
   REQUIRE(groups.count("versions"));
   CHECK(groups["versions"]->items[1].value.find("2.28") != std::string::npos);
   REQUIRE(groups.count("pricing-terms"));
+  // The plan states no share of its Savings Plans: the default is the whole term, said as such.
+  bool commitment = false;
+  for (const auto& a : groups["pricing-terms"]->items) {
+    if (a.name != "Savings Plans commitment") continue;
+    commitment = true;
+    CHECK_THAT(a.value, Catch::Contains("dedicated: bought whole") && Catch::Contains("states no share"));
+    CHECK(a.source == "default");
+  }
+  CHECK(commitment);
+  // The headline cost names its option and how it is charged.
+  for (const auto& f : rep.summary) {
+    if (f.key == "cost") CHECK_THAT(f.detail, Catch::Contains("us-east-1; "));
+  }
   REQUIRE(groups.count("checkpoint"));
   CHECK(groups["checkpoint"]->items.front().source.find("S3") != std::string::npos);
   // The summary carries the bands of the best candidate.

@@ -43,11 +43,11 @@ std::size_t id_with_nodes(const PlanResult& r, int nodes) {
   return 0;
 }
 
-const OptionCost& sp3(const PlanCandidate& c) {
+const OptionCost& on_demand(const PlanCandidate& c) {
   for (const auto& o : c.costs) {
-    if (o.option == PricingOption::SAVINGS_PLAN_3YR) return o;
+    if (o.option == PricingOption::ON_DEMAND) return o;
   }
-  FAIL("no 3-year plan");
+  FAIL("no on-demand price");
   return c.costs.front();
 }
 
@@ -74,14 +74,16 @@ TEST_CASE("ranking by time and cost, the Pareto frontier, and the EVENT re-check
   CHECK(r.candidates[n8].estimate().step_time_s == Approx(6.05));
   // Time ranking: n8 (6.05 s) < n4 (11.55) < n2 (22.55) < n1 (44).
   CHECK(r.by_time == std::vector<std::size_t>{n8, n4, n2, n1});
-  // Cost ranking (cheapest option: 3-year Savings Plan for all): node-seconds 44 < 45.1 < 46.2 < 48.4.
+  // Cost ranking (on-demand, the only option a plan without a list prices): node-seconds
+  // 44 < 45.1 < 46.2 < 48.4.
   CHECK(r.by_cost == std::vector<std::size_t>{n1, n2, n4, n8});
   CHECK(r.best == n8);  // ranked by time (the default)
   // Every candidate is on the frontier: each faster one costs more.
   CHECK(r.frontier == std::vector<std::size_t>{n8, n4, n2, n1});
-  // n8: 3,815 steps x 6.05 s = 23,080.75 s; 8 nodes x 23.78 $/h x 23,080.75 s / 3600 = $1,219.70.
+  // n8: 3,815 steps x 6.05 s = 23,080.75 s; 8 nodes x 55.04 $/h x 23,080.75 s / 3600 = $2,823.03.
   CHECK(r.candidates[n8].wall.nominal_s == Approx(23'080.75));
-  CHECK(sp3(r.candidates[n8]).usd == Approx(8 * 23.78 * 23'080.75 / 3600));
+  REQUIRE(r.candidates[n8].costs.size() == 1);
+  CHECK(on_demand(r.candidates[n8]).usd == Approx(2'823.032).epsilon(1e-5));
   CHECK(r.counts.evaluated == 4);
   CHECK(r.counts.feasible == 4);
 }
@@ -134,8 +136,8 @@ TEST_CASE("sensitivity of the best candidate: 2x network, NCCL settings, GEMM ef
   // x 3,815 steps = -1,049.125 s = -0.012143 days.
   CHECK(nic.delta_step_s == Approx(-0.275));
   CHECK(nic.delta_days == Approx(-1049.125 / 86400));
-  // Dollars under the best's cheapest option (3-year plan): 8 x 23.78 $/h x -1,049.125 s / 3600.
-  CHECK(nic.delta_usd == Approx(8 * 23.78 * -1049.125 / 3600));
+  // Dollars under the best's cheapest option (on-demand): 8 x 55.04 $/h x -1,049.125 s / 3600.
+  CHECK(nic.delta_usd == Approx(8 * 55.04 * -1049.125 / 3600));
   // NCCL_ALGO=Ring changes nothing in the fake; Tree cuts comm to 0.4 s: 1.1 x 5.4 = 5.94 s.
   CHECK(r.sensitivity[1].label == "NCCL_ALGO=Ring");
   CHECK(r.sensitivity[1].delta_step_s == Approx(0).margin(1e-12));

@@ -60,8 +60,12 @@ TEST_CASE("plan choices: one value, a list, a geometric or arithmetic range, aut
   // The choice fields are taken out of the scenario template.
   CHECK_FALSE(p.scenario_template["cluster"].contains("nodes"));
   CHECK(p.job.tokens_for(4096) == 1e9);
-  // Defaults: on-demand, Capacity Blocks and both Savings Plans; ranked by time, top 3 re-checked.
-  CHECK(p.pricing.options.size() == 4);
+  // Defaults: on-demand only (no option is priced that the plan does not list), a Savings Plan
+  // paid for its whole term; ranked by time, top 3 re-checked.
+  CHECK(p.pricing.options == std::vector<PricingOption>{PricingOption::ON_DEMAND});
+  CHECK_FALSE(p.pricing.options_listed);
+  CHECK(p.pricing.commitment == SavingsPlanCommitment::DEDICATED);
+  CHECK_FALSE(p.pricing.commitment_stated);
   CHECK(p.search.rank_by == RankBy::TIME);
   CHECK(p.search.top_k == 3);
 }
@@ -94,6 +98,23 @@ TEST_CASE("the job: tokens, epochs over a data set, deadline and budget", "[unit
   CHECK(parse_plan_duration("15 min") == 900);
   CHECK(parse_plan_duration("1.5 days") == 129'600);
   CHECK(parse_usd("1e6 USD") == 1e6);
+}
+
+TEST_CASE("pricing: listed options, a commitment's share and a negotiated discount", "[unit][plan]") {
+  const std::string nodes2 = "{\"system\": \"p5.48xlarge\", \"nodes\": 2}";
+  const PlanSpec shared = parse(plan_text(nodes2, R"(, "pricing": {"options": ["savings_plan_3yr", "on_demand"],
+      "negotiated_discount": 0.12, "savings_plan": {"share": 0.4, "after_job": "the serving fleet"}})"));
+  CHECK(shared.pricing.options_listed);
+  CHECK(shared.pricing.options ==
+        std::vector<PricingOption>{PricingOption::SAVINGS_PLAN_3YR, PricingOption::ON_DEMAND});
+  CHECK(shared.pricing.commitment == SavingsPlanCommitment::SHARED);
+  CHECK(shared.pricing.commitment_share == 0.4);
+  CHECK(shared.pricing.after_job == "the serving fleet");
+  CHECK(*shared.pricing.negotiated_discount == 0.12);
+  // Existing plans keep working: "utilized" is the plan's statement that other work uses the rest.
+  const PlanSpec used = parse(plan_text(nodes2, R"(, "pricing": {"savings_plan": {"commitment": "utilized"}})"));
+  CHECK(used.pricing.commitment == SavingsPlanCommitment::UTILIZED);
+  CHECK(used.pricing.commitment_stated);
 }
 
 TEST_CASE("plan errors name the file, the key and what was expected", "[unit][plan]") {
@@ -139,6 +160,16 @@ TEST_CASE("plan errors name the file, the key and what was expected", "[unit][pl
                                 R"(, "pricing": {"spot": {"discount": 1.5, "interruptions_per_node_day": 0.1,
                                                           "restart_time": "10 min"}})")),
              Catch::Contains("/pricing/spot/discount"));
+  // A Savings Plan's share goes with "shared" (or alone), "shared" needs it, and it is in (0, 1].
+  const std::string nodes2 = "{\"system\": \"p5.48xlarge\", \"nodes\": 2}";
+  CHECK_THAT(error_of(plan_text(nodes2, R"(, "pricing": {"savings_plan": {"commitment": "dedicated", "share": 0.5}})")),
+             Catch::Contains("/pricing/savings_plan/share") && Catch::Contains("\"shared\""));
+  CHECK_THAT(error_of(plan_text(nodes2, R"(, "pricing": {"savings_plan": {"commitment": "shared"}})")),
+             Catch::Contains("/pricing/savings_plan") && Catch::Contains("needs \"share\""));
+  CHECK_THAT(error_of(plan_text(nodes2, R"(, "pricing": {"savings_plan": {"share": 1.5}})")),
+             Catch::Contains("/pricing/savings_plan/share"));
+  CHECK_THAT(error_of(plan_text(nodes2, R"(, "pricing": {"negotiated_discount": 1})")),
+             Catch::Contains("/pricing/negotiated_discount") && Catch::Contains("below 1"));
   // No tokens anywhere.
   CHECK_THAT(error_of(R"({"schema_version": 1, "model": {"preset": "llama3-8b"},
       "training": {"seq_len": 4096, "global_batch_size": 64}, "parallelism": {},
