@@ -97,6 +97,10 @@ void add_plan_command(CLI::App& app, Context& ctx) {
     const auto fmt = reports::parse_report_format(*format);
     ctx.emit(*output, fmt == reports::ReportFormat::JSON ? reports::render_plan_result(result, report)
                                                          : reports::render_report(report, fmt));
+    // Nothing feasible is an answer (exit 0); when the report goes to a file, say so here too.
+    if (result.counts.feasible == 0 && !output->empty() && *output != "-" && !result.notes.empty()) {
+      ctx.err << "clustersim plan: " << result.notes.front().text << "\n";
+    }
   });
 }
 

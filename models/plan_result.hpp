@@ -78,6 +78,20 @@ struct SensitivityRow {
   std::string bottleneck;
 };
 
+// A candidate that misses the deadline or the budget, by how much, under its option that misses
+// least (plan_misses.hpp).
+struct NearMiss {
+  std::size_t id = 0;
+  int option = -1;         // index into the candidate's costs; -1: no price (time alone judged)
+  double wall_s = 0;       // time to train under that option
+  double usd = 0;          // its cost (0 without a price)
+  double late = 0;         // wall / deadline - 1, when past the deadline
+  double over = 0;         // usd / budget - 1, when over the budget
+  double shortfall = 0;    // max(late, over)
+  std::string miss;        // "9.5 days past the deadline (+11%)", "$1.2M over the budget (+15%)"
+  std::string fix;         // what would make it feasible
+};
+
 struct PlanCounts {
   std::int64_t combinations = 0;  // every combination the choices expand to
   std::int64_t rejected = 0;      // invalid by divisibility or the layout checks
@@ -110,6 +124,7 @@ struct PlanResult {
   std::vector<MemoryBreakdown> best_stage_memory;  // per pipeline stage of the best
   std::vector<std::vector<PriceQuote>> quotes;     // per system, per option
   std::vector<SensitivityRow> sensitivity;
+  std::vector<NearMiss> near_misses;  // when no candidate is feasible: the nearest, best first
   PlanCounts counts;
   std::vector<PlanNote> notes;
 

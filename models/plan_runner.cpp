@@ -6,6 +6,7 @@
 #include <set>
 
 #include "hardware/errors.hpp"
+#include "models/plan_misses.hpp"
 #include "models/plan_parallel.hpp"
 #include "models/plan_sensitivity.hpp"
 #include "models/training_model.hpp"
@@ -15,6 +16,7 @@ namespace clustersim::models {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kNearMisses = 5;  // shown when no candidate is feasible
 
 std::string fmt(double v, int digits = 3) { return format_significant(v, digits); }
 std::string days(double s) { return fmt(s / 86400) + " days"; }
@@ -224,16 +226,27 @@ std::vector<std::size_t> to_recheck(const PlanResult& r, const std::set<std::siz
 
 void add_notes(PlanResult& r) {
   auto note = [&](PlanNote::Level l, std::string t) { r.notes.push_back(PlanNote{l, std::move(t)}); };
+  const auto& c = r.counts;
+  if (c.feasible == 0) {
+    const std::string asks = plan_constraints(r.plan);
+    std::string text;
+    if (c.evaluated == 0) {
+      text = "No candidate fits in GPU memory (see the infeasible candidates)";
+    } else {
+      text = "No candidate meets " + (asks.empty() ? std::string("the plan") : asks);
+    }
+    if (!r.near_misses.empty()) {
+      const NearMiss& m = r.near_misses.front();
+      text += ". Nearest: " + candidate_label(r.layout(m.id).scenario) + ", " + m.miss + "; it would need " + m.fix;
+    }
+    note(PlanNote::Level::WARNING, text + ".");
+  }
   for (const auto& sys : r.space.systems) {
     if (!sys.profile) {
       note(PlanNote::Level::WARNING, "No calibration profile for " + sys.name +
                                          ": predictions use defaults derived from the catalog (uncalibrated), so "
                                          "the uncertainty bands are wide.");
     }
-  }
-  const auto& c = r.counts;
-  if (c.feasible == 0) {
-    note(PlanNote::Level::WARNING, "No candidate is feasible: see the infeasible candidates and their reasons.");
   }
   const std::int64_t infeasible =
       c.does_not_fit + c.evaluation_failed + c.misses_deadline + c.over_budget + c.no_option;
@@ -291,6 +304,9 @@ PlanResult run_plan(const PlanSpec& plan, const hardware::Catalog& catalog, cons
   auto progress = [&](std::string_view phase, std::size_t done, std::size_t total) {
     if (options.progress) options.progress(PlanProgress{phase, done, total});
   };
+
+  // A region without prices is a mistake in the plan: say so before any search.
+  check_pricing_region(r.plan, catalog);
 
   LayoutSearchOptions so;
   so.threads = options.threads;
@@ -383,6 +399,7 @@ PlanResult run_plan(const PlanSpec& plan, const hardware::Catalog& catalog, cons
       r.sensitivity = run_sensitivity(ctx);
     }
   }
+  r.near_misses = nearest_misses(r, kNearMisses);
   add_notes(r);
   return r;
 }

@@ -301,8 +301,7 @@ Report build_plan_report(const models::PlanResult& r, const hardware::Catalog& c
     rep.notes.push_back(
         Note{n.level == models::PlanNote::Level::WARNING ? Note::Level::WARNING : Note::Level::INFO, n.text});
   }
-  if (!r.best) rep.notes.insert(rep.notes.begin(), Note{Note::Level::ERROR, "No feasible candidate."});
-
+  if (!r.near_misses.empty()) rep.sections.push_back(near_misses_section(r));
   Section cands{.id = "candidates", .title = "Best candidates"};
   cands.paragraphs.push_back("Candidates that fit, meet the deadline and the budget, ranked by " +
                              std::string(r.plan.search.rank_by == models::RankBy::COST

@@ -14,6 +14,8 @@
 //   costs        the best candidate under each pricing option (terms, notes)
 //   checkpoints  checkpoint size, storage bandwidth, interval, count and overhead; spot rework
 //   sensitivity  the best candidate re-evaluated with one change at a time
+//   near-misses  (only when no candidate is feasible, first) the nearest misses: by how much each
+//                fails the deadline or budget, and what would fix it
 //   infeasible   counts by reason, rejected combinations, infeasible candidates with their reason
 //   assumptions  prices with source, date and region; pricing terms; job; checkpoint storage;
 //                calibration provenance; model, NCCL and program versions
@@ -38,6 +40,8 @@
 //   pareto      ids on the frontier, fastest first
 //   infeasible  every valid layout that is not feasible, by id: its figures where known, status
 //               and reason
+//   near_misses when no candidate is feasible, the nearest (models/plan_misses.hpp): id, option,
+//               time_to_train_s, cost_usd, late_fraction, over_budget_fraction, miss, fix
 //   rejected_combinations  reason, count, example
 //   sensitivity rows of the sensitivity analysis
 //   report      the reports::Report (json_report.hpp), so `clustersim report` re-renders it

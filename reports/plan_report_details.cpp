@@ -158,6 +158,28 @@ Section infeasible_section(const PlanResult& r) {
   return sec;
 }
 
+Section near_misses_section(const PlanResult& r) {
+  Section sec{.id = "near-misses", .title = "Nearest misses"};
+  sec.paragraphs.push_back(
+      "No candidate is feasible. These come closest: each under its pricing option that misses least, with by how "
+      "much it misses and what would make it feasible. More nodes assumes the step time falls as 1 / nodes, an "
+      "optimistic bound.");
+  Table t{.id = "near-misses-table", .title = "Nearest misses", .caption = "closest first"};
+  t.columns = {Column::text("candidate", "Candidate"),   Column::text("option", "Option"),
+               Column::duration("time_to_train_s", "Time to train"), Column::dollars("cost_usd", "Cost"),
+               Column::text("miss", "Misses by"),         Column::text("fix", "What would fix it")};
+  for (const auto& m : r.near_misses) {
+    const auto& c = r.candidates[m.id];
+    const bool priced = m.option >= 0;
+    t.add_row({label_of(r, m.id),
+               priced ? std::string(models::pricing_label(c.costs[static_cast<std::size_t>(m.option)].option))
+                      : std::string("n/a"),
+               m.wall_s, priced ? Cell(m.usd) : Cell::empty(), m.miss, m.fix});
+  }
+  sec.tables.push_back(std::move(t));
+  return sec;
+}
+
 std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Catalog& catalog,
                                          const PlanReportOptions& options) {
   std::vector<AssumptionGroup> out;

@@ -51,6 +51,7 @@ Section costs_section(const PlanResult& r);
 Section checkpoint_section(const PlanResult& r);
 Section sensitivity_section(const PlanResult& r);
 Section infeasible_section(const PlanResult& r);
+Section near_misses_section(const PlanResult& r);
 std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Catalog& catalog,
                                          const PlanReportOptions& options);
 

@@ -264,6 +264,21 @@ nlohmann::ordered_json plan_result_to_json(const PlanResult& r, const Report& re
     if (c.status != models::CandidateStatus::FEASIBLE) inf.push_back(candidate_json(r, c));
   }
   j["infeasible"] = std::move(inf);
+  Json near = Json::array();
+  for (const auto& m : r.near_misses) {
+    const auto& c = r.candidates[m.id];
+    near.push_back({{"id", m.id},
+                    {"option", m.option >= 0 ? Json(std::string(models::to_string(
+                                                   c.costs[static_cast<std::size_t>(m.option)].option)))
+                                             : Json(nullptr)},
+                    {"time_to_train_s", num(m.wall_s)},
+                    {"cost_usd", m.option >= 0 ? num(m.usd) : Json(nullptr)},
+                    {"late_fraction", num(m.late)},
+                    {"over_budget_fraction", num(m.over)},
+                    {"miss", m.miss},
+                    {"fix", m.fix}});
+  }
+  j["near_misses"] = std::move(near);
   Json rej = Json::array();
   for (const auto& x : r.space.rejected)
     rej.push_back({{"reason", x.reason}, {"count", x.count}, {"example", x.example}});
@@ -327,7 +342,7 @@ Report read_saved_report(const JsonDocument& doc) {
     o.at("kind");
     // The rest of a plan result is data for other programs; only its report is rendered.
     o.allow({"plan", "evaluated", "feasible", "counts", "best", "prices", "candidates", "pareto", "infeasible",
-             "rejected_combinations", "sensitivity"});
+             "near_misses", "rejected_combinations", "sensitivity"});
     Report r = read_report(o.at("report"));
     o.finish();
     return r;

@@ -120,6 +120,62 @@ TEST_CASE("deadline, budget and step-model failures make candidates infeasible, 
   }
 }
 
+TEST_CASE("no candidate feasible: the nearest misses, by how much and what would fix them", "[unit][plan]") {
+  SECTION("a deadline of 5 h") {
+    // FAST x 3,815 steps against 18,000 s (nothing feasible, so nothing is re-checked):
+    //   n8 5.5 s -> 20,982.5 s, late 20,982.5 / 18,000 - 1 = 16.57%; n4 40,057.5 s (+122.5%);
+    //   n2 78,207.5 s (+334.5%); n1 152,600 s (+747.8%).
+    const PlanResult r = run_plan(nodes_plan(R"(, "deadline": "5 h")"), catalog(), testing::FakeStepModel{});
+    CHECK(r.counts.feasible == 0);
+    REQUIRE(r.near_misses.size() == 4);
+    const NearMiss& m = r.near_misses.front();
+    CHECK(m.id == id_with_nodes(r, 8));
+    CHECK(r.near_misses[1].id == id_with_nodes(r, 4));
+    CHECK(m.late == Approx(20'982.5 / 18'000 - 1));
+    CHECK(m.over == 0);
+    // 2,982.5 s = 0.0345 days late; a deadline of 20,982.5 s = 0.24285 days, rounded up to 0.243;
+    // nodes ceil(8 x 1.1657) = 10, more than the plan's largest count, 8.
+    CHECK_THAT(m.miss, Catch::Contains("0.0345 days past the deadline (+16.6%) on on-demand"));
+    CHECK_THAT(m.fix, Catch::Contains("a deadline of at least 0.243 days") &&
+                          Catch::Contains("about 10 nodes instead of 8") && Catch::Contains("at most 8"));
+    REQUIRE_FALSE(r.notes.empty());
+    CHECK_THAT(r.notes.front().text, Catch::StartsWith("No candidate meets the deadline (0.208 days). Nearest: "));
+  }
+  SECTION("a budget of 1,000 USD on demand") {
+    // n1 costs 152,600 node-s x 55.04 $/h / 3600 = $2,333.08, 133.3% over; the others cost more.
+    const PlanResult r = run_plan(nodes_plan(R"(, "budget": "1000 USD")", R"(, "search": {"top_k": 0})"), catalog(),
+                                  testing::FakeStepModel{});
+    REQUIRE_FALSE(r.near_misses.empty());
+    const NearMiss& m = r.near_misses.front();
+    CHECK(m.id == id_with_nodes(r, 1));
+    CHECK(m.over == Approx(2'333.08 / 1000 - 1).epsilon(1e-5));
+    // $1,333.08 over (+133%); a budget of at least $2,333.08 rounded up to 3 digits: $2.34k.
+    CHECK_THAT(m.miss, Catch::Contains("$1.33k over the budget (+133%)"));
+    CHECK(m.fix == "a budget of at least $2.34k");
+  }
+  SECTION("a deadline of 5 h and a budget of 1,000 USD: one fix for each") {
+    // Shortfall max(late, over) on on-demand (node-seconds x 3,815 x 55.04 $/h / 3600):
+    //   n4: late 40,057.5 / 18,000 - 1 = 1.2254, over $2,449.74 / 1,000 - 1 = 1.4497 -> 1.4497
+    //   n8: late 0.1657, over 167,860 node-s -> $2,566.39 -> 1.5664
+    //   n2: late 3.3449 (over 1.3914); n1: late 7.4778 (over 1.3331)
+    const PlanResult r = run_plan(nodes_plan(R"(, "deadline": "5 h", "budget": "1000 USD")"), catalog(),
+                                  testing::FakeStepModel{});
+    REQUIRE(r.near_misses.size() == 4);
+    CHECK(r.near_misses[0].id == id_with_nodes(r, 4));
+    CHECK(r.near_misses[1].id == id_with_nodes(r, 8));
+    CHECK(r.near_misses[0].shortfall == Approx(2'449.74 / 1000 - 1).epsilon(1e-5));
+    // Time: 40,057.5 s = 0.46363 days -> 0.464; nodes ceil(4 x 2.2254) = 9. Money: $2,449.74 -> $2.45k.
+    CHECK(r.near_misses[0].fix ==
+          "a deadline of at least 0.464 days, or about 9 nodes instead of 4 if the step time fell as 1 / nodes "
+          "(the plan tries at most 8); and a budget of at least $2.45k");
+    CHECK_THAT(r.notes.front().text,
+               Catch::StartsWith("No candidate meets the deadline (0.208 days) and the budget ($1k). Nearest: "));
+  }
+  SECTION("feasible plans list none") {
+    CHECK(run_plan(nodes_plan(""), catalog(), testing::FakeStepModel{}).near_misses.empty());
+  }
+}
+
 TEST_CASE("sensitivity of the best candidate: 2x network, NCCL settings, GEMM efficiency +-10%", "[unit][plan]") {
   testing::TempDir scratch;
   PlanRunOptions o;

@@ -1,6 +1,8 @@
 #include "models/plan_spec.hpp"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "cli/app.hpp"
@@ -208,8 +210,41 @@ TEST_CASE("clustersim plan: bad plans exit 2 with file, key and expectation on s
   CHECK(rc == 2);
   CHECK_THAT(err, Catch::Contains("none.json") && Catch::Contains("no valid layout"));
 
+  // A region the catalog has no price in: exit 2 before the search, naming /pricing/region and
+  // the regions that price the plan's system.
+  const auto region = dir.write("region.json", plan_text(R"({"system": "p5.48xlarge", "nodes": 2})",
+                                                         R"(, "pricing": {"region": "us-west-2"})"));
+  std::tie(rc, out, err) = run({"plan", region.string(), "--quiet"});
+  CHECK(rc == 2);
+  CHECK(out.empty());
+  CHECK_THAT(err, Catch::Contains("region.json: /pricing/region") && Catch::Contains("p5.48xlarge") &&
+                      Catch::Contains("\"us-east-1\"") && Catch::Contains("got \"us-west-2\""));
+
   std::tie(rc, out, err) = run({"plan", (dir.path() / "missing.json").string()});
   CHECK(rc == 2);
   std::tie(rc, out, err) = run({"plan", typo.string(), "--format", "yaml"});
   CHECK(rc == 2);
+}
+
+TEST_CASE("clustersim plan: a plan nothing meets exits 0 with the nearest misses", "[unit][plan][cli]") {
+  testing::TempDir dir;
+  // Llama-3-8B, 1e11 tokens on 1 or 2 p5 nodes within 1 h: no layout is that fast.
+  const auto late = dir.write("late.json", R"({"schema_version": 1, "model": {"preset": "llama3-8b"},
+      "training": {"seq_len": 4096, "global_batch_size": 64, "micro_batch_size": 1, "activation_checkpointing": "none"},
+      "parallelism": {"framework": "megatron", "tensor": 1}, "cluster": {"system": "p5.48xlarge", "nodes": [1, 2]},
+      "job": {"tokens": 1e11, "deadline": "1 h"}, "sensitivity": {"enabled": false}})");
+  const auto r = testing::run_cli({"plan", late.string(), "--quiet"});
+  CHECK(r.rc == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("No candidate meets the deadline (0.0417 days). Nearest: p5.48xlarge x 2") &&
+                        Catch::Contains("past the deadline") && Catch::Contains("nodes instead of 2") &&
+                        Catch::Contains("Nearest misses"));
+  // Written to a file, the whole report is there.
+  const auto html = dir.path() / "late.html";
+  const auto w = testing::run_cli({"plan", late.string(), "--quiet", "--format", "html", "-o", html.string()});
+  CHECK(w.rc == 0);
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(page.find("Nearest misses") != std::string::npos);
+  CHECK(page.find("</html>") != std::string::npos);
 }
