@@ -6,6 +6,7 @@
 #include <set>
 
 #include "hardware/errors.hpp"
+#include "models/plan_flops.hpp"
 #include "models/plan_misses.hpp"
 #include "models/plan_parallel.hpp"
 #include "models/plan_sensitivity.hpp"
@@ -342,6 +343,7 @@ PlanResult run_plan(const PlanSpec& plan, const hardware::Catalog& catalog, cons
     try {
       const Scenario s = l.scenario;  // an independent copy for the evaluator
       c.fast = evaluate(s, Fidelity::FAST);
+      count_method_flops(c.fast, r.space.model, s.training);
       c.evaluated = true;
       c.parameters_used = static_cast<int>(c.fast.parameters.size());
       for (const auto& u : c.fast.parameters) c.parameters_calibrated += u.calibrated ? 1 : 0;
@@ -371,6 +373,7 @@ PlanResult run_plan(const PlanSpec& plan, const hardware::Catalog& catalog, cons
       try {
         const Scenario s = l.scenario;
         c.event = evaluate(s, Fidelity::EVENT);
+        count_method_flops(*c.event, r.space.model, s.training);
       } catch (const std::exception& e) {
         c.event_error = e.what();
         return;

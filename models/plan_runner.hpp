@@ -13,6 +13,8 @@
 // nominal time meets the deadline). The others keep their reason and are counted.
 // Pareto frontier: feasible candidates with a price that no other candidate beats on both time and
 // cost (sorted by time, kept while the cost strictly falls).
+// MFU: every estimate's model FLOPs are counted as plan_flops.hpp defines them (the GEMMs the
+// method runs, no recomputation), its MFU rescaled to match.
 //
 // Determinism: candidates are evaluated in parallel but stored by id, and everything after the
 // evaluation runs in id order, so results are identical whatever the thread count. The evaluator

@@ -74,7 +74,11 @@ std::vector<Figure> summary(const PlanResult& r) {
         .type = ValueType::DURATION,
         .value = banded(e.step_time_s, e.low_s > 0 ? e.low_s : e.step_time_s, e.high_s > 0 ? e.high_s : e.step_time_s),
         .detail = fidelity_name(e.fidelity) + " model"});
-    out.push_back(Figure{.key = "mfu", .label = "MFU", .type = ValueType::PERCENT, .value = e.mfu});
+    out.push_back(Figure{.key = "mfu",
+                         .label = "MFU",
+                         .type = ValueType::PERCENT,
+                         .value = e.mfu,
+                         .detail = "model FLOPs of the GEMMs the method runs, no recomputation"});
     out.push_back(Figure{.key = "peak_memory",
                          .label = "Peak memory per GPU",
                          .type = ValueType::BYTES,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "models/plan_flops.hpp"
 #include "reports/plan_report_parts.hpp"
 #include "reports/value_format.hpp"
 
@@ -335,6 +336,8 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
   std::string versions;
   for (const auto& v : nccl) versions += (versions.empty() ? "" : ", ") + v;
   ver.items.push_back({"NCCL", versions + " (tuning constants of that release)", "scenario nccl.version", "", ""});
+  ver.items.push_back({"MFU", models::mfu_definition(), "Narayanan et al., SC'21; Chowdhery et al., PaLM, 2022",
+                       "", ""});
   if (!options.generated_by.empty()) ver.items.push_back({"program", options.generated_by, "", "", ""});
   out.push_back(std::move(ver));
   return out;
