@@ -38,6 +38,16 @@
 //                                needs ceil(N / 64) blocks side by side and ceil(D / 182) in a row
 //                                (flagged; infeasible when the plan forbids splitting)
 // GPU-hours and node-hours are of T_0.
+//
+// Confidence (job.confidence = q): the step model's band low_s..high_s is T_step (1 -+ u) with u
+// the root-mean-square of its parameters' relative uncertainties, each one standard deviation
+// (calibration_profile.hpp), so the band is read as a central interval of 68.3% coverage of a
+// normal step time: sigma_high = high - T_step above, sigma_low = T_step - low below. Its quantile
+//   T_step,q = T_step + z_q sigma_high  (q >= 0.5),   T_step - |z_q| sigma_low  (q < 0.5)
+// with z_q the standard normal quantile (z_0.9 = 1.2816), gives T_c,q = S x T_step,q; every figure
+// above is a non-decreasing function of T_c, so it is computed again at T_c,q to give its own
+// quantile (wall time and dollars at q). The deadline and the budget are judged there; without a
+// confidence, at the point estimate.
 
 #include <cstdint>
 #include <optional>
@@ -94,6 +104,7 @@ struct CostInputs {
   double compute_s = 0;  // steps x step time
   double compute_low_s = 0;
   double compute_high_s = 0;
+  double compute_q_s = -1;  // at the plan's confidence (< 0: at the point estimate)
   int nodes = 1;
   CheckpointCost checkpoint;  // enabled = false: no checkpoint overhead
   const PricingSpec* pricing = nullptr;
@@ -116,6 +127,7 @@ struct OptionCost {
   double wall_s = 0, wall_low_s = 0, wall_high_s = 0;
   double instance_hours = 0;  // billed, all nodes (nominal)
   double usd = 0, usd_low = 0, usd_high = 0;
+  double wall_q_s = 0, usd_q = 0;  // at the plan's confidence (= wall_s, usd without one)
   double commitment_usd = 0;  // Savings Plans: the whole commitment K (see above)
   std::string basis;          // how the figure is charged, in a few words, shown beside it
   int blocks = 0;             // Capacity Blocks: side by side x in a row
@@ -129,6 +141,11 @@ struct OptionCost {
 
 // The cost of one option (see the header comment).
 OptionCost cost_option(const PriceQuote& quote, const CostInputs& in);
+
+// The standard normal quantile z_p (0 < p < 1): Phi(z_p) = p.
+double normal_quantile(double p);
+// Compute time at confidence q from its point and band (see the header comment).
+double compute_at_confidence(double point, double low, double high, double q);
 
 // The job's spot interruption rate, per second (0 without spot).
 double job_interruption_rate(const PricingSpec& pricing, int nodes);

@@ -88,10 +88,10 @@ std::vector<NearMiss> nearest_misses(const PlanResult& r, std::size_t limit) {
     };
     for (std::size_t i = 0; i < c.costs.size(); ++i) {
       const OptionCost& o = c.costs[i];
-      if (o.available) consider(static_cast<int>(i), o.wall_s, o.usd, true);
+      if (o.available) consider(static_cast<int>(i), o.wall_q_s, o.usd_q, true);
     }
     // Without any price (and so no budget verdict), only the nominal time is judged.
-    if (!found && !job.budget_usd) consider(-1, c.wall.nominal_s, 0, false);
+    if (!found && !job.budget_usd) consider(-1, c.wall_q_s, 0, false);
     if (!found || !(best.shortfall > 0) || !std::isfinite(best.shortfall)) continue;
 
     const int nodes = r.layout(c.id).scenario.cluster.nodes;

@@ -4,7 +4,8 @@
 // prices at least one of its systems.
 //
 // For each candidate that was evaluated and priced but is late or over budget, and each of its
-// priced options (T: time to train under the option, D: the deadline, C: its cost, B: the budget):
+// priced options (T: time to train under the option, C: its cost, both at the plan's confidence
+// as plan_costs.hpp computes them; D: the deadline, B: the budget):
 //   late      l = max(0, T / D - 1)        over   o = max(0, C / B - 1)
 //   shortfall s = max(l, o): the fraction by which the option misses its worse constraint
 // A candidate's miss is its option of least shortfall; the misses are ranked by s (then by id),

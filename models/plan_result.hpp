@@ -45,6 +45,7 @@ struct PlanCandidate {
   double compute_s = 0, compute_low_s = 0, compute_high_s = 0;
   WallTime wall;  // nominal: compute + checkpoint writes
   double wall_low_s = 0, wall_high_s = 0;
+  double wall_q_s = 0;  // nominal wall time at the plan's confidence (= wall.nominal_s without one)
   double gpu_hours = 0, node_hours = 0;
   CheckpointCost checkpoint;
   std::vector<OptionCost> costs;  // one per plan pricing option, in the plan's order
@@ -83,8 +84,8 @@ struct SensitivityRow {
 struct NearMiss {
   std::size_t id = 0;
   int option = -1;         // index into the candidate's costs; -1: no price (time alone judged)
-  double wall_s = 0;       // time to train under that option
-  double usd = 0;          // its cost (0 without a price)
+  double wall_s = 0;       // time to train under that option, at the plan's confidence
+  double usd = 0;          // its cost at the plan's confidence (0 without a price)
   double late = 0;         // wall / deadline - 1, when past the deadline
   double over = 0;         // usd / budget - 1, when over the budget
   double shortfall = 0;    // max(late, over)

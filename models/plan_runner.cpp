@@ -77,6 +77,10 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   c.wall = nominal_wall(c.compute_s, c.checkpoint);
   c.wall_low_s = nominal_wall(c.compute_low_s, c.checkpoint).nominal_s;
   c.wall_high_s = nominal_wall(c.compute_high_s, c.checkpoint).nominal_s;
+  const auto& confidence = plan_.job.confidence;
+  const double compute_q = confidence ? compute_at_confidence(c.compute_s, c.compute_low_s, c.compute_high_s, *confidence)
+                                      : c.compute_s;
+  c.wall_q_s = nominal_wall(compute_q, c.checkpoint).nominal_s;
   c.node_hours = nodes * c.wall.nominal_s / 3600;
   c.gpu_hours = c.node_hours * s.cluster.gpus_per_node;
 
@@ -84,6 +88,7 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   in.compute_s = c.compute_s;
   in.compute_low_s = c.compute_low_s;
   in.compute_high_s = c.compute_high_s;
+  in.compute_q_s = compute_q;
   in.nodes = nodes;
   in.checkpoint = c.checkpoint;
   in.pricing = &plan_.pricing;
@@ -110,6 +115,9 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
                gib(est.memory.usable);
     return;
   }
+  auto at_confidence = [&]() {
+    return plan_.job.confidence ? " at " + fmt(100 * *plan_.job.confidence) + "% confidence" : std::string();
+  };
   bool any_available = false, any_feasible = false, any_on_time = false, any_in_budget = false;
   for (const auto& o : c.costs) {
     if (!o.available) continue;
@@ -129,9 +137,9 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
       c.reason = "no priced option for " + s.cluster.system + ", and the plan has a budget";
       return;
     }
-    if (job.deadline_s && c.wall.nominal_s > *job.deadline_s) {
+    if (job.deadline_s && c.wall_q_s > *job.deadline_s) {
       c.status = CandidateStatus::MISSES_DEADLINE;
-      c.reason = "takes " + days(c.wall.nominal_s) + ", past the deadline of " + days(*job.deadline_s);
+      c.reason = "takes " + days(c.wall_q_s) + at_confidence() + ", past the deadline of " + days(*job.deadline_s);
       return;
     }
     c.status = CandidateStatus::FEASIBLE;
@@ -139,10 +147,20 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   }
   if (!any_on_time) {
     c.status = CandidateStatus::MISSES_DEADLINE;
-    c.reason = "takes " + days(c.wall.nominal_s) + " at best, past the deadline of " + days(*job.deadline_s);
+    double fastest = kInf;
+    for (const auto& o : c.costs) {
+      if (o.available) fastest = std::min(fastest, o.wall_q_s);
+    }
+    c.reason = "takes " + days(fastest) + " at best" + at_confidence() + ", past the deadline of " +
+               days(*job.deadline_s);
   } else if (!any_in_budget) {
     c.status = CandidateStatus::OVER_BUDGET;
-    c.reason = "costs " + dollars(cheapest_usd(c)) + " at best, above the budget of " + dollars(*job.budget_usd);
+    double least = kInf;
+    for (const auto& o : c.costs) {
+      if (o.available) least = std::min(least, o.usd_q);
+    }
+    c.reason = "costs " + dollars(least) + " at best" + at_confidence() + ", above the budget of " +
+               dollars(*job.budget_usd);
   } else {
     c.status = CandidateStatus::NO_OPTION;
     c.reason = "no option meets both the deadline (" + days(*job.deadline_s) + ") and the budget (" +

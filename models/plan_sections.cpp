@@ -39,6 +39,10 @@ JobSpec read_job(ValueReader v) {
       j.deadline_s = read_duration(*d);
       if (*j.deadline_s <= 0) d->fail("a deadline > 0");
     }
+    if (auto c = o.maybe("confidence")) {
+      j.confidence = c->as_number({.min = 0, .max = 1, .min_exclusive = true});
+      if (*j.confidence >= 1) c->fail("a probability below 1 (0.9 judges the deadline at the 90th percentile)");
+    }
     if (auto b = o.maybe("budget")) {
       try {
         j.budget_usd = parse_usd(b->as_string());

@@ -41,7 +41,9 @@
 //
 // Plan-only sections (all optional but the tokens to train):
 //   "job": {"tokens": 2e12 | "epochs": 3 with "dataset_tokens": 1.2e9 or "dataset_samples": 1e6
-//           (samples x seq_len tokens per epoch); "deadline": "30 days"; "budget": "2.5e6 USD"}
+//           (samples x seq_len tokens per epoch); "deadline": "30 days"; "budget": "2.5e6 USD";
+//           "confidence": 0.9 (deadline and budget judged at this quantile of the step-time band,
+//           plan_costs.hpp; absent: at the point estimate)}
 //          Without job.tokens / epochs, training.tokens is used.
 //   "pricing": {"region": "us-east-1", "options": ["on_demand", "capacity_block",
 //           "savings_plan_1yr", "savings_plan_3yr", "spot"]  (absent: on-demand, and spot when
@@ -126,6 +128,7 @@ struct JobSpec {
   std::optional<double> dataset_samples;  // sequences of seq_len tokens
   std::optional<double> deadline_s;
   std::optional<double> budget_usd;
+  std::optional<double> confidence;  // in (0, 1): the quantile at which deadline and budget are judged
   // Tokens to train for a candidate with this sequence length.
   double tokens_for(std::int64_t seq_len) const;
   std::string describe() const;  // "2e+12 tokens", "3 epochs of 1e+06 samples"

@@ -58,6 +58,16 @@ std::vector<Figure> summary(const PlanResult& r) {
                          .type = ValueType::DURATION,
                          .value = banded(b.wall.nominal_s, b.wall_low_s, b.wall_high_s),
                          .detail = label_of(r, *r.best)});
+    const auto& conf = r.plan.job.confidence;
+    const std::string pct = conf ? fmt(100 * *conf) + "%" : "";
+    if (conf) {
+      out.push_back(Figure{.key = "time_to_train_confidence",
+                           .label = "Time to train at " + pct,
+                           .type = ValueType::DURATION,
+                           .value = std::isfinite(b.wall_q_s) ? Cell(b.wall_q_s) : Cell::empty(),
+                           .detail = "the " + pct + " quantile of the band (read as +-1 standard deviation); the "
+                                     "deadline is judged here"});
+    }
     if (const auto* o = b.cheapest_cost(); o && o->available) {
       out.push_back(Figure{.key = "cost",
                            .label = "Cost",
@@ -66,6 +76,13 @@ std::vector<Figure> summary(const PlanResult& r) {
                            .detail = std::string(models::pricing_label(o->option)) +
                                      (o->quote.region.empty() ? "" : ", " + o->quote.region) +
                                      (o->basis.empty() ? "" : "; " + o->basis)});
+      if (conf) {
+        out.push_back(Figure{.key = "cost_confidence",
+                             .label = "Cost at " + pct,
+                             .type = ValueType::DOLLARS,
+                             .value = std::isfinite(o->usd_q) ? Cell(o->usd_q) : Cell::empty(),
+                             .detail = "the " + pct + " quantile; the budget is judged here"});
+      }
     }
     out.push_back(Figure{.key = "gpus", .label = "GPUs", .type = ValueType::INTEGER, .value = s.world_size()});
     out.push_back(Figure{
@@ -107,8 +124,13 @@ Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids,
                Column::integer("nodes", "Nodes"),
                Column::text("layout", "Layout"),
                Column::duration("step_time_s", "Step time"),
-               Column::duration("time_to_train_s", "Time to train"),
-               Column::number("gpu_hours", "GPU-hours", "GPU-h")};
+               Column::duration("time_to_train_s", "Time to train")};
+  const auto& conf = r.plan.job.confidence;
+  if (conf) {
+    t.columns.push_back(
+        Column::duration("time_to_train_confidence_s", "Time to train at " + fmt(100 * *conf) + "%"));
+  }
+  t.columns.push_back(Column::number("gpu_hours", "GPU-hours", "GPU-h"));
   for (auto opt : r.plan.pricing.options) {
     t.columns.push_back(Column::dollars("cost_" + std::string(models::to_string(opt)) + "_usd",
                                         "Cost, " + std::string(models::pricing_label(opt))));
@@ -127,8 +149,9 @@ Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids,
         s.cluster.nodes,
         models::layout_label(s),
         banded(e.step_time_s, e.low_s > 0 ? e.low_s : e.step_time_s, e.high_s > 0 ? e.high_s : e.step_time_s),
-        banded(c.wall.nominal_s, c.wall_low_s, c.wall_high_s),
-        c.gpu_hours};
+        banded(c.wall.nominal_s, c.wall_low_s, c.wall_high_s)};
+    if (conf) row.push_back(c.wall_q_s);
+    row.push_back(c.gpu_hours);
     for (const auto& o : c.costs) row.push_back(o.available ? banded(o.usd, o.usd_low, o.usd_high) : Cell::empty());
     const auto* ch = c.cheapest_cost();
     row.push_back(ch && ch->available ? std::string(models::pricing_label(ch->option)) : std::string("n/a"));

@@ -3,7 +3,8 @@
 // and the plan result JSON that embeds it.
 //
 // Report contents (section ids):
-//   summary      the best candidate (time to train, cost under its cheapest option, GPUs, step
+//   summary      the best candidate (time to train, and at the plan's confidence; cost under its
+//                cheapest option, and at the confidence; GPUs, step
 //                time, MFU, peak memory, layout) with uncertainty bands; layouts evaluated
 //   candidates   the best `search.report_rows` by the plan's ranking, one cost column per option
 //   frontier     cost against time to train of every feasible candidate, the Pareto frontier
@@ -31,9 +32,11 @@
 //               rank_time, rank_cost, on_frontier, label, system, nodes, gpus_per_node, gpus,
 //               parallelism, training, nccl_env, fidelity, step_time_s, uncertainty {low_s,
 //               high_s}, fast_step_time_s, tokens_per_step, steps, tokens_per_s, mfu,
-//               time_to_train_s, time_to_train_band {low_s, high_s}, compute_s, checkpoint,
+//               time_to_train_s, time_to_train_band {low_s, high_s}, time_to_train_confidence_s
+//               (with job.confidence), compute_s, checkpoint,
 //               gpu_hours, node_hours, cost_usd {OPTION: {available, usd, low, high, per_hour,
-//               region, source, date, assumed, wall_s, instance_hours, basis (how the figure is
+//               region, source, date, assumed, wall_s, instance_hours, wall_confidence_s,
+//               usd_confidence (at job.confidence; the point without one), basis (how the figure is
 //               charged), commitment_usd (Savings Plans: the whole commitment), meets_deadline,
 //               within_budget, notes, ...}}, cheapest_option, peak_memory_bytes, fits_in_memory,
 //               memory, breakdown, bottleneck, warnings

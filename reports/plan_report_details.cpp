@@ -25,6 +25,12 @@ Section costs_section(const PlanResult& r) {
                Column::dollars("cost_usd", "Cost"),
                Column::text("meets", "Deadline / budget"),
                Column::text("notes", "Notes")};
+  const auto& conf = r.plan.job.confidence;
+  if (conf) {
+    const std::string pct = fmt(100 * *conf) + "%";
+    t.columns.insert(t.columns.begin() + 6, {Column::duration("wall_confidence_s", "Wall time at " + pct),
+                                             Column::dollars("cost_confidence_usd", "Cost at " + pct)});
+  }
   for (const auto& o : b.costs) {
     std::string src = o.quote.assumed ? "plan assumption" : o.quote.source;
     if (!o.quote.date.empty()) src += " (" + o.quote.date + ")";
@@ -33,11 +39,19 @@ Section costs_section(const PlanResult& r) {
                                            (o.within_budget ? "within budget" : "over budget");
     std::string notes = o.available ? "" : o.reason;
     for (const auto& n : o.notes) notes += (notes.empty() ? "" : "; ") + n;
-    t.add_row({std::string(models::pricing_label(o.option)), o.quote.available ? Cell(o.quote.per_hour) : Cell::empty(),
-               o.quote.available ? Cell(src) : Cell::empty(),
-               o.available ? banded(o.wall_s, o.wall_low_s, o.wall_high_s) : Cell::empty(),
-               o.available ? Cell(o.instance_hours) : Cell::empty(),
-               o.available ? banded(o.usd, o.usd_low, o.usd_high) : Cell::empty(), meets, notes});
+    std::vector<Cell> row = {std::string(models::pricing_label(o.option)),
+                             o.quote.available ? Cell(o.quote.per_hour) : Cell::empty(),
+                             o.quote.available ? Cell(src) : Cell::empty(),
+                             o.available ? banded(o.wall_s, o.wall_low_s, o.wall_high_s) : Cell::empty(),
+                             o.available ? Cell(o.instance_hours) : Cell::empty(),
+                             o.available ? banded(o.usd, o.usd_low, o.usd_high) : Cell::empty()};
+    if (conf) {
+      row.push_back(o.available && std::isfinite(o.wall_q_s) ? Cell(o.wall_q_s) : Cell::empty());
+      row.push_back(o.available && std::isfinite(o.usd_q) ? Cell(o.usd_q) : Cell::empty());
+    }
+    row.push_back(meets);
+    row.push_back(notes);
+    t.add_row(std::move(row));
   }
   sec.tables.push_back(std::move(t));
   return sec;
@@ -267,6 +281,18 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
   if (r.plan.job.deadline_s)
     job.items.push_back({"deadline", fmt(*r.plan.job.deadline_s / 86400) + " days", "the plan", "", ""});
   if (r.plan.job.budget_usd) job.items.push_back({"budget", "$" + fmt(*r.plan.job.budget_usd, 6), "the plan", "", ""});
+  if (r.plan.job.confidence) {
+    const double q = *r.plan.job.confidence;
+    job.items.push_back({"confidence",
+                         fmt(100 * q) + "%: the deadline and the budget are judged at the " + fmt(100 * q) +
+                             "% quantile of time to train and cost, the step-time band read as +-1 standard "
+                             "deviation (a central 68.3% interval of a normal step time), z = " +
+                             fmt(models::normal_quantile(q), 4),
+                         "the plan", "", ""});
+  } else if (r.plan.job.deadline_s || r.plan.job.budget_usd) {
+    job.items.push_back({"confidence", "none given: the deadline and the budget are judged at the point estimate",
+                         "default", "", ""});
+  }
   job.items.push_back({"ranking",
                        std::string(models::to_string(r.plan.search.rank_by)) + "; the best " +
                            std::to_string(r.plan.search.top_k) +

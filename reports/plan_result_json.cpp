@@ -77,6 +77,8 @@ Json option_json(const models::OptionCost& o) {
   j["high"] = num(o.usd_high);
   j["wall_s"] = num(o.wall_s);
   j["instance_hours"] = num(o.instance_hours);
+  j["wall_confidence_s"] = num(o.wall_q_s);
+  j["usd_confidence"] = num(o.usd_q);
   j["basis"] = o.basis;
   if (o.option == models::PricingOption::SAVINGS_PLAN_1YR || o.option == models::PricingOption::SAVINGS_PLAN_3YR) {
     j["commitment_usd"] = num(o.commitment_usd);
@@ -151,6 +153,7 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
   if (!c.event_error.empty()) j["event_error"] = c.event_error;
   j["time_to_train_s"] = num(c.wall.nominal_s);
   j["time_to_train_band"] = {{"low_s", num(c.wall_low_s)}, {"high_s", num(c.wall_high_s)}};
+  if (r.plan.job.confidence) j["time_to_train_confidence_s"] = num(c.wall_q_s);
   const auto* ch = c.cheapest_cost();
   j["cheapest_option"] = ch && ch->available ? Json(std::string(models::to_string(ch->option))) : Json(nullptr);
   if (!feasible) {
@@ -200,6 +203,7 @@ Json plan_json(const PlanResult& r) {
   job["tokens"] = p.job.describe();
   job["deadline_s"] = p.job.deadline_s ? num(*p.job.deadline_s) : Json(nullptr);
   job["budget_usd"] = p.job.budget_usd ? num(*p.job.budget_usd) : Json(nullptr);
+  job["confidence"] = p.job.confidence ? num(*p.job.confidence) : Json(nullptr);
   j["job"] = job;
   j["rank_by"] = std::string(models::to_string(p.search.rank_by));
   j["top_k"] = p.search.top_k;

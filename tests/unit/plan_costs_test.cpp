@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hardware/catalog.hpp"
+#include "hardware/errors.hpp"
 #include "models/plan_runner.hpp"
 #include "models/plan_spec.hpp"
 #include "models/transformer_config.hpp"
@@ -147,6 +148,55 @@ TEST_CASE("a negotiated discount is the plan's assumption off the catalog's on-d
   CHECK_THAT(q[0].assumption, Catch::Contains("15% negotiated discount") && Catch::Contains("55.04"));
   CHECK(q[1].per_hour == Approx(34.68));
   CHECK_FALSE(q[1].assumed);
+}
+
+TEST_CASE("deadlines at a confidence: the band read as +-1 standard deviation", "[unit][plan]") {
+  // Standard normal quantiles: z_0.5 = 0, z_0.9 = 1.281552, z_0.975 = 1.959964, z_0.1 = -1.281552.
+  CHECK(normal_quantile(0.5) == Approx(0).margin(1e-12));
+  CHECK(normal_quantile(0.9) == Approx(1.2815516));
+  CHECK(normal_quantile(0.975) == Approx(1.9599640));
+  CHECK(normal_quantile(0.1) == Approx(-1.2815516));
+  // 100 s with a band of 80 to 130 s: 100 + 1.281552 x 30 = 138.4465 s at 90%, and
+  // 100 - 1.281552 x 20 = 74.369 s at 10%.
+  CHECK(compute_at_confidence(100, 80, 130, 0.9) == Approx(138.44655));
+  CHECK(compute_at_confidence(100, 80, 130, 0.1) == Approx(74.36897));
+
+  // The 5 s step (4.5 to 5.5 s) on 64 p5 nodes, 238,419 steps: 1,192,095 s = 13.80 days at the point.
+  // At 90%: 5 + 1.281552 x 0.5 = 5.640776 s, x 238,419 = 1,344,868.1 s = 15.566 days.
+  auto plan = [](const std::string& job) {
+    return R"({"schema_version": 1, "name": "conf", "model": {"preset": "llama3-8b"},
+      "training": {"seq_len": 8192, "global_batch_size": 1024, "micro_batch_size": 1,
+                   "activation_checkpointing": "full"},
+      "parallelism": {"framework": "pytorch", "zero_stage": 3},
+      "cluster": {"system": "p5.48xlarge", "nodes": 64},
+      "sensitivity": {"enabled": false}, "job": {"tokens": 2e12, "deadline": "15 days")" +
+           job + "}}";
+  };
+  const auto step = testing::constant_step(5.0, 4.5, 5.5);
+  const PlanResult point = run_plan(parse(plan("")), catalog(), step);
+  REQUIRE(point.candidates[0].status == CandidateStatus::FEASIBLE);
+  CHECK(point.candidates[0].wall_q_s == Approx(1'192'095.0));
+  const PlanResult at90 = run_plan(parse(plan(R"(, "confidence": 0.9)")), catalog(), step);
+  const PlanCandidate& c = at90.candidates[0];
+  CHECK(c.wall.nominal_s == Approx(1'192'095.0));
+  CHECK(c.wall_q_s == Approx(1'344'868.1));
+  // 15.566 days > 15: late at 90% though on time at the point estimate.
+  CHECK(c.status == CandidateStatus::MISSES_DEADLINE);
+  CHECK_THAT(c.reason, Catch::Contains("takes 15.6 days at best at 90% confidence, past the deadline of 15 days"));
+  // On-demand at 90%: 64 x 55.04 $/h x 1,344,868.1 s / 3600 = $1,315,938.5.
+  REQUIRE(c.costs.size() == 1);
+  CHECK(c.costs[0].usd_q == Approx(1'315'938.5).epsilon(1e-6));
+  CHECK(c.costs[0].usd == Approx(1'166'451.712));
+  // The near miss is judged at 90% too: 0.566 days late.
+  REQUIRE(at90.near_misses.size() == 1);
+  CHECK(at90.near_misses[0].wall_s == Approx(1'344'868.1));
+  // A confidence of 1 or more is an error naming the key.
+  try {
+    (void)parse(plan(R"(, "confidence": 1)"));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("/job/confidence") && Catch::Contains("below 1"));
+  }
 }
 
 TEST_CASE("checkpoints: size from the memory model's bytes per element, storage bandwidth, interval", "[unit][plan]") {
