@@ -296,7 +296,28 @@ StorageSpec read_storage(ValueReader v, const FileReader& f) {
     s.write_bandwidth_per_node = f.bandwidth(o.at("write_bandwidth_per_node"));
     s.read_bandwidth_per_node = f.bandwidth(o.at("read_bandwidth_per_node"));
     if (auto x = o.maybe("aggregate_limit")) s.aggregate_limit = f.bandwidth(*x);
+    if (auto x = o.maybe("price")) {
+      s.usd_per_gb_month = f.figure<double>(*x, [](ValueReader val) {
+        try {
+          return parse_usd_per_gb_month(val.as_string());
+        } catch (const InputError& e) {
+          val.fail_message(e.message());
+        }
+      });
+    }
     return s;
+  });
+}
+
+FailureRateSpec read_failure_rate(ValueReader v, const FileReader& f) {
+  return v.read_object([&](ObjectReader& o) {
+    FailureRateSpec r;
+    r.name = o.at("name").as_string();
+    r.description = o.get_or("description", "");
+    r.interruptions_per_gpu_hour = f.figure<double>(
+        o.at("interruptions_per_gpu_hour"), [](ValueReader x) { return x.as_number({.min = 0, .max = 1}); });
+    r.restart_time = f.duration(o.at("restart_time"));
+    return r;
   });
 }
 
@@ -317,6 +338,21 @@ const typename Map::mapped_type& find_named(const Map& m, std::string_view name,
 }
 
 }  // namespace
+
+double parse_usd_per_gb_month(std::string_view text) {
+  const std::string s(text);
+  std::size_t pos = 0;
+  double v = -1;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || s.substr(pos) != " USD/GB-month" || !std::isfinite(v) || v < 0) {
+    throw InputError("expected a storage price such as '0.023 USD/GB-month', got '" + s + "'");
+  }
+  return v;
+}
 
 HourlyPrice parse_hourly_price(std::string_view text) {
   // "<number> <currency>/h", for example "55.04 USD/h".
@@ -438,6 +474,7 @@ void Catalog::add_file(std::string_view file, std::string_view text, int layer) 
     add_named("instances", "instance", instances_, read_instance);
     add_named("fabrics", "fabric", fabrics_, read_fabric);
     add_named("storage", "storage", storage_, read_storage);
+    add_named("failure_rates", "failure rate", failure_rates_, read_failure_rate);
     if (auto a = top.maybe("prices")) {
       for (auto& e : a->as_array()) {
         PriceEntry p = read_price(e, reader);
@@ -580,6 +617,9 @@ const InstanceSpec& Catalog::instance(std::string_view name) const {
 }
 const FabricSpec& Catalog::fabric(std::string_view name) const { return find_named(fabrics_, name, "fabric"); }
 const StorageSpec& Catalog::storage(std::string_view name) const { return find_named(storage_, name, "storage"); }
+const FailureRateSpec& Catalog::failure_rate(std::string_view name) const {
+  return find_named(failure_rates_, name, "failure rate");
+}
 const Source& Catalog::source(std::string_view id) const { return find_named(sources_, id, "source"); }
 
 std::vector<PriceEntry> Catalog::prices(std::string_view instance) const {

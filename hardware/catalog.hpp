@@ -216,6 +216,18 @@ struct StorageSpec {
   Figure<Bandwidth> write_bandwidth_per_node;
   Figure<Bandwidth> read_bandwidth_per_node;
   std::optional<Figure<Bandwidth>> aggregate_limit;  // the whole file system or bucket prefix
+  std::optional<Figure<double>> usd_per_gb_month;    // "0.023 USD/GB-month" in data files (GB = 1e9 B)
+};
+// "0.023 USD/GB-month" in US dollars per decimal gigabyte-month; InputError otherwise.
+double parse_usd_per_gb_month(std::string_view text);
+
+// How often a training job is interrupted by a failure, and how long it takes to start again,
+// as published for a named fleet.
+struct FailureRateSpec {
+  std::string name;
+  std::string description;
+  Figure<double> interruptions_per_gpu_hour;  // unexpected job interruptions per GPU-hour
+  Figure<Duration> restart_time;              // detection, replacement, rescheduling, initialisation
 };
 
 class Catalog {
@@ -234,6 +246,7 @@ class Catalog {
   const InstanceSpec& instance(std::string_view name) const;
   const FabricSpec& fabric(std::string_view name) const;
   const StorageSpec& storage(std::string_view name) const;
+  const FailureRateSpec& failure_rate(std::string_view name) const;
   const Source& source(std::string_view id) const;
   bool has_system(std::string_view name) const { return systems_.count(std::string(name)) != 0; }
   bool has_instance(std::string_view name) const { return instances_.count(std::string(name)) != 0; }
@@ -243,6 +256,7 @@ class Catalog {
   const std::map<std::string, InstanceSpec, std::less<>>& instances() const { return instances_; }
   const std::map<std::string, FabricSpec, std::less<>>& fabrics() const { return fabrics_; }
   const std::map<std::string, StorageSpec, std::less<>>& storages() const { return storage_; }
+  const std::map<std::string, FailureRateSpec, std::less<>>& failure_rates() const { return failure_rates_; }
   const std::map<std::string, Source, std::less<>>& sources() const { return sources_; }
   // Prices of an instance, one per region, sorted by region.
   std::vector<PriceEntry> prices(std::string_view instance) const;
@@ -261,6 +275,7 @@ class Catalog {
   std::map<std::string, InstanceSpec, std::less<>> instances_;
   std::map<std::string, FabricSpec, std::less<>> fabrics_;
   std::map<std::string, StorageSpec, std::less<>> storage_;
+  std::map<std::string, FailureRateSpec, std::less<>> failure_rates_;
   std::map<std::string, Source, std::less<>> sources_;
   std::vector<PriceEntry> prices_;
   // Where each entry came from, for duplicate-name errors: "<kind>/<name>" -> (layer, file).

@@ -130,16 +130,21 @@ double checkpoint_bytes(const TransformerConfig& model, const TrainingSpec& trai
   return weights + (moments + master) * trainable;
 }
 
-CheckpointCost checkpoint_cost(double size_bytes, const hardware::StorageSpec& storage, int nodes) {
+CheckpointCost checkpoint_cost(double size_bytes, const hardware::StorageSpec& storage, int nodes,
+                               const CheckpointSpec* overrides) {
   CheckpointCost c;
   c.enabled = true;
   c.storage = storage.name;
   c.size_bytes = size_bytes;
   const double n = nodes;
-  c.write_bandwidth = n * storage.write_bandwidth_per_node.value.bytes_per_second();
-  c.read_bandwidth = n * storage.read_bandwidth_per_node.value.bytes_per_second();
-  if (storage.aggregate_limit) {
-    const double agg = storage.aggregate_limit->value.bytes_per_second();
+  const CheckpointSpec none;
+  const CheckpointSpec& o = overrides ? *overrides : none;
+  c.write_bandwidth = n * o.write_bandwidth_per_node.value_or(storage.write_bandwidth_per_node.value.bytes_per_second());
+  c.read_bandwidth = n * o.read_bandwidth_per_node.value_or(storage.read_bandwidth_per_node.value.bytes_per_second());
+  std::optional<double> aggregate = o.aggregate_bandwidth;
+  if (!aggregate && storage.aggregate_limit) aggregate = storage.aggregate_limit->value.bytes_per_second();
+  if (aggregate) {
+    const double agg = *aggregate;
     if (agg < c.write_bandwidth) c.aggregate_limited = true;
     c.write_bandwidth = std::min(c.write_bandwidth, agg);
     c.read_bandwidth = std::min(c.read_bandwidth, agg);
@@ -174,13 +179,15 @@ double job_interruption_rate(const PricingSpec& pricing, int nodes) {
   return pricing.spot->interruptions_per_node_day * nodes / kDay;
 }
 
+double job_failure_rate(double per_gpu_hour, int gpus) { return per_gpu_hour * gpus / kHour; }
+
 double resolve_interval(const CheckpointSpec& spec, double step_s, double write_s, double job_interruptions_per_s) {
   switch (spec.interval) {
     case CheckpointSpec::Interval::DURATION: return spec.interval_s;
     case CheckpointSpec::Interval::STEPS: return static_cast<double>(spec.interval_steps) * step_s;
     case CheckpointSpec::Interval::AUTO:
       // Young (1974) / Daly (2006) first order: the interval that minimises write time plus
-      // expected rework. No interruptions: never checkpoint for their sake.
+      // expected rework, sqrt(2 C MTBF). No interruptions: never checkpoint for their sake.
       if (job_interruptions_per_s <= 0) return std::numeric_limits<double>::infinity();
       return std::max(step_s, std::sqrt(2 * write_s / job_interruptions_per_s));
   }
@@ -195,6 +202,32 @@ WallTime nominal_wall(double compute_s, const CheckpointCost& ckpt) {
     w.checkpoint_s = w.checkpoints * ckpt.write_s;
     w.nominal_s += w.checkpoint_s;
   }
+  w.failure_free_s = w.nominal_s;
+  return w;
+}
+
+WallTime expected_wall(double compute_s, const CheckpointCost& ckpt, const std::vector<Interruptions>& causes) {
+  WallTime w = nominal_wall(compute_s, ckpt);
+  const double t0 = w.failure_free_s;
+  // Half a checkpoint cycle of work is lost on average; without checkpoints, half the run.
+  const double cycle = ckpt.enabled && std::isfinite(ckpt.interval_s) && ckpt.interval_s > 0
+                           ? ckpt.interval_s + ckpt.write_s
+                           : t0;
+  const double reload = ckpt.enabled ? ckpt.read_s : 0;
+  double rework = 0, rate = 0;
+  for (const auto& c : causes) {
+    if (!(c.rate_per_s > 0)) continue;
+    rework += c.rate_per_s * (c.restart_s + reload + cycle / 2);
+    rate += c.rate_per_s;
+  }
+  if (rework >= 1) {
+    w.finishes = false;
+    w.nominal_s = w.lost_s = w.interruptions = std::numeric_limits<double>::infinity();
+    return w;
+  }
+  w.nominal_s = t0 / (1 - rework);
+  w.lost_s = w.nominal_s - t0;
+  w.interruptions = rate * w.nominal_s;
   return w;
 }
 
@@ -212,15 +245,25 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   const double p = quote.per_hour;
 
   struct End {
-    double wall = 0, usd = 0, hours = 0, days = 0, interruptions = 0, commitment = 0;
+    double wall = 0, usd = 0, hours = 0, days = 0, interruptions = 0, commitment = 0, storage = 0;
     bool ok = true;
   };
   auto at = [&](double compute_s) {
     End e;
-    const WallTime w = nominal_wall(compute_s, in.checkpoint);
+    std::vector<Interruptions> causes{in.failures};
+    if (quote.option == PricingOption::SPOT) {
+      causes.push_back(Interruptions{job_interruption_rate(pricing, in.nodes), pricing.spot->restart_s});
+    }
+    const WallTime w = expected_wall(compute_s, in.checkpoint, causes);
+    if (!w.finishes) {
+      e.ok = false;
+      return e;
+    }
     e.wall = w.nominal_s;
+    e.interruptions = w.interruptions;
     switch (quote.option) {
-      case PricingOption::ON_DEMAND: {
+      case PricingOption::ON_DEMAND:
+      case PricingOption::SPOT: {
         e.hours = n * e.wall / kHour;
         e.usd = e.hours * p;
         break;
@@ -246,23 +289,9 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
         e.usd = e.hours * p;
         break;
       }
-      case PricingOption::SPOT: {
-        const double lambda = job_interruption_rate(pricing, in.nodes);
-        const double cycle =
-            std::isfinite(in.checkpoint.interval_s) ? in.checkpoint.interval_s + in.checkpoint.write_s : e.wall;
-        const double loss = pricing.spot->restart_s + in.checkpoint.read_s + cycle / 2;
-        const double rework = lambda * loss;
-        if (rework >= 1) {
-          e.ok = false;
-          break;
-        }
-        e.wall = e.wall / (1 - rework);
-        e.interruptions = lambda * e.wall;
-        e.hours = n * e.wall / kHour;
-        e.usd = e.hours * p;
-        break;
-      }
     }
+    e.storage = in.storage_usd_per_s * e.wall;
+    e.usd += e.storage;
     return e;
   };
 
@@ -272,8 +301,12 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   const End hi = at(in.compute_high_s);
   if (!mid.ok) {
     c.available = false;
-    const double lambda = job_interruption_rate(pricing, in.nodes);
-    c.reason = "expected spot interruptions outpace progress: " + fmt(lambda * kDay) +
+    const double lambda = in.failures.rate_per_s + (quote.option == PricingOption::SPOT
+                                                        ? job_interruption_rate(pricing, in.nodes)
+                                                        : 0.0);
+    c.reason = std::string(quote.option == PricingOption::SPOT ? "expected spot interruptions and failures"
+                                                               : "expected failures") +
+               " outpace progress: " + fmt(lambda * kDay) +
                " interruptions per day for the job, each losing restart + reload + half a checkpoint cycle";
     return c;
   }
@@ -288,8 +321,9 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   c.instance_hours = mid.hours;
   c.commitment_usd = mid.commitment;
   c.expected_interruptions = mid.interruptions;
+  c.storage_usd = mid.storage;
   c.billed_days = mid.days;
-  if (!hi.ok) c.notes.push_back("at the slow end of the band, spot interruptions outpace progress");
+  if (!hi.ok) c.notes.push_back("at the slow end of the band, interruptions outpace progress");
 
   if (quote.option == PricingOption::CAPACITY_BLOCK) {
     const int side = static_cast<int>(ceil_clean(n / kBlockMaxInstances));
@@ -313,9 +347,7 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
     }
     c.notes.push_back("paid upfront for " + fmt(mid.days) + " whole days");
   }
-  if (quote.option == PricingOption::SPOT) {
-    c.notes.push_back("expected " + fmt(mid.interruptions) + " interruptions");
-  }
+  if (mid.interruptions > 0) c.notes.push_back("expected " + fmt(mid.interruptions) + " interruptions");
   const bool sp =
       quote.option == PricingOption::SAVINGS_PLAN_1YR || quote.option == PricingOption::SAVINGS_PLAN_3YR;
   if (sp) {
@@ -333,7 +365,7 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
                   "), the plan's share" + after;
         break;
       case SavingsPlanCommitment::UTILIZED:
-        c.basis = "the job's own hours, " + fmt(100 * mid.usd / mid.commitment) + "% of " + whole + " (" +
+        c.basis = "the job's own hours, " + fmt(100 * (mid.usd - mid.storage) / mid.commitment) + "% of " + whole + " (" +
                   money(mid.commitment) + "): the plan states other work uses the rest" + after;
         break;
     }

@@ -1,7 +1,8 @@
 #pragma once
-// Time to train and dollars under each pricing option, with checkpoints and spot interruptions.
+// Time to train and dollars under each pricing option, with checkpoints, failures, spot
+// interruptions and storage.
 //
-// Work (s: seconds, N: nodes):
+// Work (s: seconds, N: nodes, G: GPUs):
 //   steps      S = ceil(tokens / (global_batch x seq_len))
 //   compute    T_c = S x t_step                      (t_step from the step model; its band
 //                                                      low_s..high_s gives T_c's band, and every
@@ -12,32 +13,40 @@
 //              which keeps fp32 parameters); Adam 8 bytes of moments + 4 of fp32 master copy (none
 //              when the parameters are already fp32), SGD 4; LoRA saves only its adapters and their
 //              optimizer state, the frozen base is written once before training)
-//   bandwidth  W = min(N x write_bandwidth_per_node, aggregate_limit)  (catalog storage entry; every
-//              node writes its share, as Megatron's fully parallel save and PyTorch DCP do)
+//   bandwidth  W = min(N x write_bandwidth_per_node, aggregate_limit)  (catalog storage entry, or the
+//              plan's overrides; every node writes its share, as Megatron's fully parallel save and
+//              PyTorch DCP do)
 //   write      C = B / W;  restart read C_r = B / min(N x read_bandwidth_per_node, aggregate_limit)
-//   interval   I = the plan's duration, or {steps: k}: k x t_step, or "auto": Young/Daly's
-//              sqrt(2 C / lambda) with lambda the job's spot interruption rate (below)
-//   count      n = floor(T_c / I);  nominal wall time T_0 = T_c + n C
-// On-demand, Savings Plans and Capacity Blocks run for T_0. Spot adds interruptions:
-//   lambda     = interruptions per node-day x N / 86400 s  (one node lost stops the job)
-//   per interruption the job loses L = R + C_r + (I + C) / 2: restart R (the plan's), reading the
-//              checkpoint back, and on average half a checkpoint cycle of work
-//   expected wall time T = T_0 / (1 - lambda L)   (each second of progress costs lambda L seconds
-//              of rework; no finite T when lambda L >= 1: the job never finishes on spot)
-//   expected interruptions = lambda T
-// Dollars (p: the option's price per instance-hour):
+//   interval   I = the plan's duration, or {steps: k}: k x t_step, or "auto" (the default): Young/Daly's
+//              sqrt(2 C / lambda) with lambda the job's interruption rate (below; spot's counted when
+//              the plan lists spot)
+//   count      n = floor(T_c / I);  failure-free wall time T_0 = T_c + n C
+// Interruptions (failures on every option; on spot, also spot's):
+//   failures   lambda_f = interruptions per GPU-hour x G / 3600 s  (catalog failure_rates entry, or the
+//              plan's; one GPU lost stops a synchronous job)
+//   spot       lambda_s = interruptions per node-day x N / 86400 s
+//   per interruption the job loses L = R + C_r + (I + C) / 2: the restart R (failures: the failure
+//              rate's restart time; spot: the plan's), reading the checkpoint back, and on average
+//              half a checkpoint cycle of work
+//   expected wall time T = T_0 / (1 - sum lambda L)  (each second of progress costs sum lambda L
+//              seconds of rework; no finite T when sum lambda L >= 1: the job never finishes)
+//   expected interruptions = sum lambda x T;  goodput = T_c / T
+// Dollars (p: the option's price per instance-hour), all of T:
 //   on-demand, spot              N x p x T / 3600   (on-demand: p = the catalog's rate x (1 - the
 //                                plan's negotiated_discount), stated as the plan's assumption)
-//   Savings Plan: the commitment K = N x p x 8760 h x years x ceil(T_0 / term), bought whole
+//   Savings Plan: the commitment K = N x p x 8760 h x years x ceil(T / term), bought whole
 //     dedicated (default)        K: the job pays the whole term for the nodes it commits
 //     shared                     share x K: the plan states the share this job carries
-//     utilized                   N x p x T_0 / 3600: the plan states that other work uses the
+//     utilized                   N x p x T / 3600: the plan states that other work uses the
 //                                commitment every hour the job does not
-//   Capacity Blocks              N x p x 24 h x D, D = ceil(T_0 / 1 day), paid upfront for whole days;
+//   Capacity Blocks              N x p x 24 h x D, D = ceil(T / 1 day), paid upfront for whole days;
 //                                a block holds 1 to 182 days and at most 64 instances, so the job
 //                                needs ceil(N / 64) blocks side by side and ceil(D / 182) in a row
 //                                (flagged; infeasible when the plan forbids splitting)
-// GPU-hours and node-hours are of T_0.
+//   storage, added to each       (keep x B + data set bytes) / 1e9 GB x USD per GB-month x T / 730 h
+//                                (the storage's price; a month of 730 h = 8,760 h / 12, as AWS bills
+//                                GB-months; data set: 4 bytes per token unless the plan says)
+// GPU-hours and node-hours are of T.
 //
 // Confidence (job.confidence = q): the step model's band low_s..high_s is T_step (1 -+ u) with u
 // the root-mean-square of its parameters' relative uncertainties, each one standard deviation
@@ -96,7 +105,15 @@ struct CheckpointCost {
 };
 
 // Checkpoint figures for N nodes; `interval_s` is resolved by the caller (see resolve_interval).
-CheckpointCost checkpoint_cost(double size_bytes, const hardware::StorageSpec& storage, int nodes);
+// `overrides` (the plan's checkpoint section) replaces the storage entry's bandwidths it gives.
+CheckpointCost checkpoint_cost(double size_bytes, const hardware::StorageSpec& storage, int nodes,
+                               const CheckpointSpec* overrides = nullptr);
+
+// Interruptions of a job by one cause: a rate for the whole job and the restart each costs.
+struct Interruptions {
+  double rate_per_s = 0;
+  double restart_s = 0;
+};
 // The interval of a plan's checkpoint section: a duration, k steps of `step_s`, or Young/Daly.
 double resolve_interval(const CheckpointSpec& spec, double step_s, double write_s, double job_interruptions_per_s);
 
@@ -107,17 +124,26 @@ struct CostInputs {
   double compute_q_s = -1;  // at the plan's confidence (< 0: at the point estimate)
   int nodes = 1;
   CheckpointCost checkpoint;  // enabled = false: no checkpoint overhead
+  Interruptions failures;     // on every option
+  double storage_usd_per_s = 0;  // storage dollars per second of wall time
   const PricingSpec* pricing = nullptr;
   std::optional<double> deadline_s;
   std::optional<double> budget_usd;
 };
 
 struct WallTime {
-  double nominal_s = 0;  // T_0 = T_c + n C
+  double nominal_s = 0;  // the expected wall time T (T_0 when no interruption is counted)
+  double failure_free_s = 0;  // T_0 = T_c + n C
   double checkpoints = 0;
   double checkpoint_s = 0;
+  double interruptions = 0;  // expected, lambda T
+  double lost_s = 0;         // T - T_0: restarts, reloads and work done again
+  bool finishes = true;      // false when interruptions outpace progress (T is infinite)
 };
+// T_0: compute plus checkpoint writes, no interruption.
 WallTime nominal_wall(double compute_s, const CheckpointCost& ckpt);
+// T: T_0 with the expected cost of each cause of interruption (see the header comment).
+WallTime expected_wall(double compute_s, const CheckpointCost& ckpt, const std::vector<Interruptions>& causes);
 
 struct OptionCost {
   PricingOption option = PricingOption::ON_DEMAND;
@@ -132,7 +158,8 @@ struct OptionCost {
   std::string basis;          // how the figure is charged, in a few words, shown beside it
   int blocks = 0;             // Capacity Blocks: side by side x in a row
   double billed_days = 0;             // Capacity Blocks
-  double expected_interruptions = 0;  // spot
+  double expected_interruptions = 0;  // failures, and on spot spot's
+  double storage_usd = 0;             // included in usd
   bool meets_deadline = true;
   bool within_budget = true;
   std::vector<std::string> notes;
@@ -149,5 +176,7 @@ double compute_at_confidence(double point, double low, double high, double q);
 
 // The job's spot interruption rate, per second (0 without spot).
 double job_interruption_rate(const PricingSpec& pricing, int nodes);
+// The job's failure rate, per second: interruptions per GPU-hour x GPUs / 3600.
+double job_failure_rate(double per_gpu_hour, int gpus);
 
 }  // namespace clustersim::models

@@ -43,11 +43,16 @@ struct PlanCandidate {
   std::int64_t tokens_per_step = 0;
   std::int64_t steps = 0;
   double compute_s = 0, compute_low_s = 0, compute_high_s = 0;
-  WallTime wall;  // nominal: compute + checkpoint writes
+  WallTime wall;  // expected: compute + checkpoint writes + failures (plan_costs.hpp)
   double wall_low_s = 0, wall_high_s = 0;
   double wall_q_s = 0;  // nominal wall time at the plan's confidence (= wall.nominal_s without one)
   double gpu_hours = 0, node_hours = 0;
   CheckpointCost checkpoint;
+  Interruptions failures;          // the job's failure rate and restart time
+  double dataset_bytes = 0;        // the training data set, stored beside the checkpoints
+  double stored_bytes = 0;         // keep x checkpoint + data set
+  bool storage_priced = false;     // the storage has a price (catalog or plan)
+  double storage_usd_per_s = 0;    // storage dollars per second of wall time
   std::vector<OptionCost> costs;  // one per plan pricing option, in the plan's order
   int cheapest = -1;              // index into costs: cheapest feasible option (else cheapest priced)
   int rank_time = 0;              // 1-based among feasible candidates; 0 when not ranked

@@ -52,6 +52,13 @@ CandidatePricer::CandidatePricer(const PlanSpec& plan, const SearchSpace& space,
       throw InputError(plan.file, plan.checkpoint->storage_pointer, e.message());
     }
   }
+  if (plan.goodput.enabled) {
+    try {
+      failure_rate_ = &catalog.failure_rate(plan.goodput.failure_rate);
+    } catch (const InputError& e) {
+      throw InputError(plan.file, plan.goodput.failure_rate_pointer, e.message());
+    }
+  }
   for (const auto& sys : space.systems) quotes_.push_back(quote_prices(catalog, sys.name, plan.pricing));
 }
 
@@ -68,19 +75,49 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   c.compute_s = steps * step;
   c.compute_low_s = steps * low;
   c.compute_high_s = steps * high;
-  c.checkpoint = CheckpointCost{};
-  if (storage_) {
-    c.checkpoint = checkpoint_cost(checkpoint_bytes(space_.model, s.training, s.parallelism), *storage_, nodes);
-    c.checkpoint.interval_s =
-        resolve_interval(*plan_.checkpoint, step, c.checkpoint.write_s, job_interruption_rate(plan_.pricing, nodes));
+  // Failures: the plan's rate, else the catalog's, for every GPU of the job.
+  Interruptions failures;
+  if (failure_rate_) {
+    const auto& g = plan_.goodput;
+    const double per_gpu_hour =
+        g.interruptions_per_gpu_hour   ? *g.interruptions_per_gpu_hour
+        : g.interruptions_per_node_day ? *g.interruptions_per_node_day / (24.0 * s.cluster.gpus_per_node)
+                                       : failure_rate_->interruptions_per_gpu_hour.value;
+    failures.rate_per_s = job_failure_rate(per_gpu_hour, s.world_size());
+    failures.restart_s = g.restart_s ? *g.restart_s : failure_rate_->restart_time.value.seconds();
   }
-  c.wall = nominal_wall(c.compute_s, c.checkpoint);
-  c.wall_low_s = nominal_wall(c.compute_low_s, c.checkpoint).nominal_s;
-  c.wall_high_s = nominal_wall(c.compute_high_s, c.checkpoint).nominal_s;
+  const bool wants_spot = std::find(plan_.pricing.options.begin(), plan_.pricing.options.end(), PricingOption::SPOT) !=
+                          plan_.pricing.options.end();
+  c.checkpoint = CheckpointCost{};
+  c.storage_usd_per_s = 0;
+  if (storage_) {
+    const auto& spec = *plan_.checkpoint;
+    c.checkpoint = checkpoint_cost(checkpoint_bytes(space_.model, s.training, s.parallelism), *storage_, nodes, &spec);
+    const double lambda = failures.rate_per_s + (wants_spot ? job_interruption_rate(plan_.pricing, nodes) : 0.0);
+    c.checkpoint.interval_s = resolve_interval(spec, step, c.checkpoint.write_s, lambda);
+    // Storage: the checkpoints kept and the data set (4 bytes per token: token ids as int32).
+    const auto& job = plan_.job;
+    const double dataset_tokens = job.dataset_tokens                  ? *job.dataset_tokens
+                                  : job.dataset_samples               ? *job.dataset_samples * s.training.seq_len
+                                                                      : c.tokens;
+    c.dataset_bytes = spec.dataset_bytes ? *spec.dataset_bytes : 4 * dataset_tokens;
+    c.stored_bytes = spec.keep * c.checkpoint.size_bytes + c.dataset_bytes;
+    const std::optional<double> price = spec.usd_per_gb_month ? spec.usd_per_gb_month
+                                        : storage_->usd_per_gb_month
+                                            ? std::optional<double>(storage_->usd_per_gb_month->value)
+                                            : std::nullopt;
+    c.storage_priced = price.has_value();
+    if (price) c.storage_usd_per_s = *price * c.stored_bytes / 1e9 / (730.0 * 3600);
+  }
+  const std::vector<Interruptions> causes{failures};
+  c.wall = expected_wall(c.compute_s, c.checkpoint, causes);
+  c.wall_low_s = expected_wall(c.compute_low_s, c.checkpoint, causes).nominal_s;
+  c.wall_high_s = expected_wall(c.compute_high_s, c.checkpoint, causes).nominal_s;
   const auto& confidence = plan_.job.confidence;
   const double compute_q = confidence ? compute_at_confidence(c.compute_s, c.compute_low_s, c.compute_high_s, *confidence)
                                       : c.compute_s;
-  c.wall_q_s = nominal_wall(compute_q, c.checkpoint).nominal_s;
+  c.wall_q_s = expected_wall(compute_q, c.checkpoint, causes).nominal_s;
+  c.failures = failures;
   c.node_hours = nodes * c.wall.nominal_s / 3600;
   c.gpu_hours = c.node_hours * s.cluster.gpus_per_node;
 
@@ -91,6 +128,8 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   in.compute_q_s = compute_q;
   in.nodes = nodes;
   in.checkpoint = c.checkpoint;
+  in.failures = failures;
+  in.storage_usd_per_s = c.storage_usd_per_s;
   in.pricing = &plan_.pricing;
   in.deadline_s = plan_.job.deadline_s;
   in.budget_usd = plan_.job.budget_usd;
@@ -113,6 +152,13 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
     c.status = CandidateStatus::DOES_NOT_FIT;
     c.reason = "the step model finds a peak of " + gib(est.memory.peak) + " per GPU, above the usable " +
                gib(est.memory.usable);
+    return;
+  }
+  if (!c.wall.finishes) {
+    c.status = CandidateStatus::MISSES_DEADLINE;
+    c.reason = "never finishes: " + fmt(failures.rate_per_s * 86400) +
+               " failures per day for the job, each losing the restart, the reload and half a checkpoint cycle, "
+               "outpace progress";
     return;
   }
   auto at_confidence = [&]() {

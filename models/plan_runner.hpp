@@ -55,11 +55,13 @@ class CandidatePricer {
   void price(PlanCandidate& c, const LayoutCandidate& layout, const StepEstimate& estimate) const;
   const std::vector<std::vector<PriceQuote>>& quotes() const { return quotes_; }
   const hardware::StorageSpec* storage() const { return storage_; }
+  const hardware::FailureRateSpec* failure_rate() const { return failure_rate_; }
 
  private:
   const PlanSpec& plan_;
   const SearchSpace& space_;
   const hardware::StorageSpec* storage_ = nullptr;
+  const hardware::FailureRateSpec* failure_rate_ = nullptr;  // null with goodput disabled
   std::vector<std::vector<PriceQuote>> quotes_;  // per system
 };
 

@@ -150,11 +150,34 @@ PricingSpec read_pricing(ValueReader v) {
 
 CheckpointSpec read_checkpoint(ValueReader v) {
   CheckpointSpec c;
+  c.stated = true;
   v.read_object([&](ObjectReader& o) {
-    auto s = o.at("storage");
-    c.storage = s.as_string();
-    c.storage_pointer = s.pointer();
-    auto iv = o.at("interval");
+    if (auto s = o.maybe("storage")) {
+      c.storage = s->as_string();
+      c.storage_pointer = s->pointer();
+    }
+    auto bandwidth = [&](const char* key) -> std::optional<double> {
+      auto b = o.maybe(key);
+      if (!b) return std::nullopt;
+      const double v = b->as_bandwidth().bytes_per_second();
+      if (!(v > 0)) b->fail("a bandwidth > 0 such as \"5 GB/s\"");
+      return v;
+    };
+    c.write_bandwidth_per_node = bandwidth("write_bandwidth_per_node");
+    c.read_bandwidth_per_node = bandwidth("read_bandwidth_per_node");
+    c.aggregate_bandwidth = bandwidth("aggregate_bandwidth");
+    if (auto p = o.maybe("price")) {
+      try {
+        c.usd_per_gb_month = hardware::parse_usd_per_gb_month(p->as_string());
+      } catch (const InputError& e) {
+        throw InputError(p->file(), p->pointer(), e.message());
+      }
+    }
+    c.keep = static_cast<int>(o.get_or("keep", std::int64_t{2}, {.min = 1, .max = 1000}));
+    if (auto d = o.maybe("dataset_size")) c.dataset_bytes = d->as_bytes().as_double();
+    auto ivo = o.maybe("interval");
+    if (!ivo) return;
+    auto iv = *ivo;
     if (iv.raw().is_string() && iv.raw().get<std::string>() == "auto") {
       c.interval = CheckpointSpec::Interval::AUTO;
     } else if (iv.raw().is_object()) {
@@ -171,6 +194,25 @@ CheckpointSpec read_checkpoint(ValueReader v) {
     }
   });
   return c;
+}
+
+GoodputSpec read_goodput(ValueReader v) {
+  GoodputSpec g;
+  v.read_object([&](ObjectReader& o) {
+    g.enabled = o.get_or("enabled", true);
+    if (auto f = o.maybe("failure_rate")) {
+      g.failure_rate = f->as_string();
+      g.failure_rate_pointer = f->pointer();
+      g.failure_rate_stated = true;
+    }
+    auto gpu = o.maybe("interruptions_per_gpu_hour");
+    auto node = o.maybe("interruptions_per_node_day");
+    if (gpu && node) node->fail_message("give either \"interruptions_per_gpu_hour\" or \"interruptions_per_node_day\", not both");
+    if (gpu) g.interruptions_per_gpu_hour = gpu->as_number({.min = 0, .max = 1});
+    if (node) g.interruptions_per_node_day = node->as_number({.min = 0, .max = 1000});
+    if (auto r = o.maybe("restart_time")) g.restart_s = read_duration(*r);
+  });
+  return g;
 }
 
 SearchSpec read_search(ValueReader v) {

@@ -12,6 +12,7 @@ namespace clustersim::models {
 JobSpec read_job(ValueReader v);
 PricingSpec read_pricing(ValueReader v);
 CheckpointSpec read_checkpoint(ValueReader v);
+GoodputSpec read_goodput(ValueReader v);
 SearchSpec read_search(ValueReader v);
 SensitivitySpec read_sensitivity(ValueReader v);
 

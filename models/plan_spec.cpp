@@ -153,6 +153,7 @@ PlanSpec read_plan(const JsonDocument& doc, const std::filesystem::path& base_di
     p.pricing.options = {PricingOption::ON_DEMAND};
   }
   if (auto c = top.maybe("checkpoint")) p.checkpoint = read_checkpoint(*c);
+  if (auto g = top.maybe("goodput")) p.goodput = read_goodput(*g);
   if (auto s = top.maybe("search")) p.search = read_search(*s);
   if (auto s = top.maybe("sensitivity")) p.sensitivity = read_sensitivity(*s);
   top.finish();
@@ -216,19 +217,15 @@ PlanSpec read_plan(const JsonDocument& doc, const std::filesystem::path& base_di
                        "dataset_samples, or training.tokens");
     }
   }
-  if (p.checkpoint && p.checkpoint->interval == CheckpointSpec::Interval::AUTO &&
-      (!p.pricing.spot ||
-       std::find(p.pricing.options.begin(), p.pricing.options.end(), PricingOption::SPOT) == p.pricing.options.end())) {
-    throw InputError(p.file, "/checkpoint/interval",
-                     "\"auto\" derives the interval from the spot interruption rate: add the \"spot\" pricing option, "
-                     "or give a duration (\"2 h\") or {\"steps\": N}");
-  }
+  // Checkpoints: the plan's section, else the defaults whenever something interrupts the job
+  // (failures, spot), since the work lost is the work since the last checkpoint.
   const bool wants_spot =
       std::find(p.pricing.options.begin(), p.pricing.options.end(), PricingOption::SPOT) != p.pricing.options.end();
-  if (wants_spot && !p.checkpoint) {
-    throw InputError(p.file, "/checkpoint",
-                     "spot pricing needs a \"checkpoint\" section: the work lost at an interruption is the work since "
-                     "the last checkpoint");
+  if (!p.checkpoint && (p.goodput.enabled || wants_spot)) p.checkpoint = CheckpointSpec{};
+  if (p.checkpoint && p.checkpoint->interval == CheckpointSpec::Interval::AUTO && !p.goodput.enabled && !wants_spot) {
+    throw InputError(p.file, p.checkpoint->stated ? "/checkpoint/interval" : "/checkpoint",
+                     "\"auto\" derives the interval from the job's interruption rate, and with goodput disabled "
+                     "and no \"spot\" option there is none: give a duration (\"2 h\") or {\"steps\": N}");
   }
   return p;
 }

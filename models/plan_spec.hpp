@@ -54,8 +54,18 @@
 //           "capacity_block": {"allow_split": true},
 //           "spot": {"discount": 0.6 | "price": "20 USD/h", "interruptions_per_node_day": 0.02,
 //                    "restart_time": "15 min"}}
-//   "checkpoint": {"storage": "s3" (catalog storage entry), "interval": "2 h" | {"steps": 500} |
-//           "auto" (Young/Daly from the spot interruption rate)}
+//   "checkpoint": {"storage": "s3" (catalog storage entry; default "s3"), "interval": "2 h" |
+//           {"steps": 500} | "auto" (default: Young/Daly from the job's interruption rate, plan_costs.hpp),
+//           "write_bandwidth_per_node": "5 GB/s", "read_bandwidth_per_node": "8 GB/s",
+//           "aggregate_bandwidth": "29.36 GB/s" (each overrides the catalog's storage entry),
+//           "price": "0.023 USD/GB-month" (overrides the storage's price), "keep": 2 (checkpoints
+//           stored at once, default 2), "dataset_size": "8 TB" (the training data set on the same
+//           storage; default 4 bytes per token of the data set: token ids as int32)}
+//          Absent: the defaults above (goodput needs checkpoints). With goodput disabled and no
+//          checkpoint section, no checkpoint is counted.
+//   "goodput": {"enabled": true, "failure_rate": "h100-llama3-405b" (catalog failure_rates entry,
+//           the default), "interruptions_per_gpu_hour": 1.973e-5 | "interruptions_per_node_day": 0.0038
+//           (either overrides the entry's rate), "restart_time": "10 min" (overrides its restart time)}
 //   "search": {"rank_by": "time" | "cost", "top_k": 3, "max_combinations": 200000,
 //           "report_rows": 25}
 //   "sensitivity": {"enabled": true, "nic_bandwidth_factor": 2, "gemm_efficiency_change": 0.1,
@@ -114,11 +124,31 @@ struct PricingSpec {
 
 struct CheckpointSpec {
   enum class Interval { DURATION, STEPS, AUTO };
-  std::string storage;
-  std::string storage_pointer;  // for errors ("/checkpoint/storage")
-  Interval interval = Interval::DURATION;
+  std::string storage = "s3";
+  std::string storage_pointer = "/checkpoint/storage";  // for errors
+  bool stated = false;  // the plan has a checkpoint section
+  Interval interval = Interval::AUTO;
   double interval_s = 0;
   std::int64_t interval_steps = 0;
+  // Overrides of the catalog's storage entry (B/s; USD per GB-month).
+  std::optional<double> write_bandwidth_per_node;
+  std::optional<double> read_bandwidth_per_node;
+  std::optional<double> aggregate_bandwidth;
+  std::optional<double> usd_per_gb_month;
+  int keep = 2;                          // checkpoints stored at once
+  std::optional<double> dataset_bytes;  // absent: 4 bytes per token of the data set
+};
+
+// Failures of the hardware interrupt a synchronous job; each costs a restart, reading the
+// checkpoint back, and the work since the last checkpoint (plan_costs.hpp).
+struct GoodputSpec {
+  bool enabled = true;
+  std::string failure_rate = "h100-llama3-405b";  // catalog failure_rates entry
+  std::string failure_rate_pointer = "/goodput/failure_rate";
+  bool failure_rate_stated = false;
+  std::optional<double> interruptions_per_gpu_hour;  // overrides the entry's rate
+  std::optional<double> interruptions_per_node_day;  // the same, per node (converted per candidate)
+  std::optional<double> restart_s;                   // overrides the entry's restart time
 };
 
 struct JobSpec {
@@ -161,7 +191,8 @@ struct PlanSpec {
   bool parallelism_auto = false;    // "parallelism": "auto"
   JobSpec job;
   PricingSpec pricing;
-  std::optional<CheckpointSpec> checkpoint;
+  std::optional<CheckpointSpec> checkpoint;  // absent only with goodput disabled and no section
+  GoodputSpec goodput;
   SearchSpec search;
   SensitivitySpec sensitivity;
 

@@ -84,6 +84,22 @@ std::vector<Figure> summary(const PlanResult& r) {
                              .detail = "the " + pct + " quantile; the budget is judged here"});
       }
     }
+    if (b.wall.nominal_s > 0 && std::isfinite(b.wall.nominal_s)) {
+      out.push_back(Figure{.key = "goodput",
+                           .label = "Goodput",
+                           .type = ValueType::PERCENT,
+                           .value = b.compute_s / b.wall.nominal_s,
+                           .detail = fmt(b.wall.interruptions) + " expected interruptions, " +
+                                     fmt(b.wall.checkpoints, 6) + " checkpoints"});
+    }
+    if (b.storage_priced) {
+      out.push_back(Figure{.key = "storage_cost",
+                           .label = "Storage",
+                           .type = ValueType::DOLLARS,
+                           .value = b.storage_usd_per_s * b.wall.nominal_s,
+                           .detail = "checkpoints and the data set on " + b.checkpoint.storage +
+                                     ", included in the cost"});
+    }
     out.push_back(Figure{.key = "gpus", .label = "GPUs", .type = ValueType::INTEGER, .value = s.world_size()});
     out.push_back(Figure{
         .key = "step_time",
@@ -334,7 +350,8 @@ Report build_plan_report(const models::PlanResult& r, const hardware::Catalog& c
                              std::string(r.plan.search.rank_by == models::RankBy::COST
                                              ? "cost under their cheapest pricing option"
                                              : "time to train") +
-                             ". Time to train includes checkpoint writes; costs are per pricing option.");
+                             ". Time to train includes checkpoint writes and the expected failures; costs are per pricing option and "
+                             "include storage.");
   cands.tables.push_back(candidates_table(r, top(r.primary(), static_cast<std::size_t>(r.plan.search.report_rows)),
                                           "candidates", "Candidates"));
   rep.sections.push_back(std::move(cands));

@@ -13,7 +13,8 @@
 //   breakdown    where the step time goes, for the best candidates
 //   memory       memory per rank of the best candidate by pipeline stage, with the GPU's capacity
 //   costs        the best candidate under each pricing option (terms, notes)
-//   checkpoints  checkpoint size, storage bandwidth, interval, count and overhead; spot rework
+//   checkpoints  checkpoint size, storage bandwidth, interval, count and overhead; failures (mean
+//                time between, expected interruptions, time lost), goodput, storage stored and its cost
 //   sensitivity  the best candidate re-evaluated with one change at a time
 //   near-misses  (only when no candidate is feasible, first) the nearest misses: by how much each
 //                fails the deadline or budget, and what would fix it

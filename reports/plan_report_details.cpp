@@ -68,9 +68,10 @@ Section checkpoint_section(const PlanResult& r) {
   }
   sec.paragraphs.push_back(
       "Weights and optimizer state of the whole model, written by every node in parallel; training waits while "
-      "they are written. On spot, each interruption costs the restart, reading the checkpoint back and on average "
-      "half a checkpoint cycle of lost work.");
-  Table t{.id = "checkpoint", .title = "Checkpoint of the best candidate"};
+      "they are written. Each interruption (a failure, or on spot a reclaimed instance) costs the restart, reading "
+      "the checkpoint back and on average half a checkpoint cycle of lost work; time to train and every cost "
+      "include the expected interruptions.");
+  Table t{.id = "checkpoint", .title = "Checkpoints, failures and storage of the best candidate"};
   t.columns = {Column::text("figure", "Figure"), Column::text("value", "Value")};
   auto dur = [](double s) { return std::isfinite(s) ? format_value(s, ValueType::DURATION) : std::string("never"); };
   t.add_row({"size", format_value(ck.size_bytes, ValueType::BYTES)});
@@ -78,18 +79,39 @@ Section checkpoint_section(const PlanResult& r) {
   t.add_row({"write bandwidth, whole cluster", format_significant(ck.write_bandwidth / 1e9, 3) + " GB/s"});
   t.add_row({"write time", dur(ck.write_s)});
   t.add_row({"read time at restart", dur(ck.read_s)});
-  t.add_row({"interval (training time)", dur(ck.interval_s)});
+  const auto& spec = *r.plan.checkpoint;
+  t.add_row({"interval (training time)",
+             dur(ck.interval_s) + (spec.interval == models::CheckpointSpec::Interval::AUTO
+                                       ? " (Young/Daly: sqrt(2 x write time x mean time between interruptions))"
+                                       : " (the plan's)")});
   t.add_row({"checkpoints", fmt(b.wall.checkpoints, 6)});
   t.add_row({"time spent writing", fmt(b.wall.checkpoint_s / 3600) + " h (" +
                                        fmt(100 * b.wall.checkpoint_s / std::max(1e-9, b.wall.nominal_s)) +
                                        "% of the run)"});
+  if (b.failures.rate_per_s > 0) {
+    t.add_row({"failures: mean time between, whole job", dur(1 / b.failures.rate_per_s)});
+    t.add_row({"failures: expected interruptions", fmt(b.wall.interruptions)});
+    t.add_row({"failures: time lost (restarts, reloads, work done again)",
+               fmt(b.wall.lost_s / 3600) + " h (" + fmt(100 * b.wall.lost_s / std::max(1e-9, b.wall.nominal_s)) +
+                   "% of the run)"});
+  }
+  t.add_row({"goodput (compute / wall time)", fmt(100 * b.compute_s / std::max(1e-9, b.wall.nominal_s)) + "%"});
   for (const auto& o : b.costs) {
     if (o.option == models::PricingOption::SPOT && o.available) {
-      t.add_row({"spot: expected interruptions", fmt(o.expected_interruptions)});
+      t.add_row({"spot: expected interruptions, failures included", fmt(o.expected_interruptions)});
       t.add_row({"spot: wall time", fmt(o.wall_s / 86400) + " days against " + fmt(b.wall.nominal_s / 86400) +
-                                        " days without interruptions"});
+                                        " days on other options"});
     }
   }
+  t.add_row({"stored: checkpoints kept + data set",
+             fmt(spec.keep) + " x " + format_value(ck.size_bytes, ValueType::BYTES) + " + " +
+                 format_value(b.dataset_bytes, ValueType::BYTES) + " = " +
+                 format_value(b.stored_bytes, ValueType::BYTES)});
+  t.add_row({"storage cost (in every option's cost)",
+             b.storage_priced ? format_value(b.storage_usd_per_s * b.wall.nominal_s, ValueType::DOLLARS) +
+                                    " over " + fmt(b.wall.nominal_s / 86400) + " days"
+                              : "not priced: the catalog has no price for " + ck.storage +
+                                    " (give checkpoint.price in the plan)"});
   sec.tables.push_back(std::move(t));
   return sec;
 }
@@ -328,8 +350,73 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
     ck.items.push_back({"size",
                         "weights + optimizer state of the whole model (bytes per element as in the memory model)",
                         "memory model", "", ""});
+    if (spec.write_bandwidth_per_node)
+      ck.items.push_back({"write per node", fmt(*spec.write_bandwidth_per_node / 1e9) + " GB/s", "the plan", "", ""});
+    if (spec.read_bandwidth_per_node)
+      ck.items.push_back({"read per node", fmt(*spec.read_bandwidth_per_node / 1e9) + " GB/s", "the plan", "", ""});
+    if (spec.aggregate_bandwidth)
+      ck.items.push_back({"aggregate limit", fmt(*spec.aggregate_bandwidth / 1e9) + " GB/s", "the plan", "", ""});
+    if (spec.usd_per_gb_month) {
+      ck.items.push_back({"storage price", fmt(*spec.usd_per_gb_month, 4) + " USD per GB-month", "the plan", "", ""});
+    } else if (st.usd_per_gb_month) {
+      const auto pr = src(st.usd_per_gb_month->source);
+      ck.items.push_back({st.name + " price", fmt(st.usd_per_gb_month->value, 4) + " USD per GB-month, 730 h a month",
+                          pr.first, pr.second, ""});
+    } else {
+      ck.items.push_back({"storage price", "none in the catalog for " + st.name + ": storage is not priced",
+                          "catalog", "", ""});
+    }
+    ck.items.push_back({"checkpoints kept", fmt(spec.keep), spec.stated ? "the plan" : "default", "", ""});
+    ck.items.push_back({"data set stored",
+                        spec.dataset_bytes ? format_value(*spec.dataset_bytes, ValueType::BYTES)
+                                           : "4 bytes per token of the data set (token ids as int32)",
+                        spec.dataset_bytes ? "the plan" : "default", "", ""});
+    if (!spec.stated) {
+      ck.items.push_back({"checkpoint section", "none in the plan: " + st.name + ", interval by Young/Daly",
+                          "default", "", ""});
+    }
     out.push_back(std::move(ck));
   }
+
+  AssumptionGroup gp{.id = "goodput", .title = "Failures and goodput"};
+  if (!r.plan.goodput.enabled) {
+    gp.items.push_back({"failures", "not counted (goodput.enabled is false)", "the plan", "", ""});
+  } else {
+    const auto& g = r.plan.goodput;
+    const auto& fr = catalog.failure_rate(g.failure_rate);
+    auto src = [&](const std::string& id) -> std::pair<std::string, std::string> {
+      if (!catalog.sources().count(id)) return {id, ""};
+      const auto& x = catalog.source(id);
+      return {x.title, x.date};
+    };
+    if (g.interruptions_per_gpu_hour) {
+      gp.items.push_back(
+          {"failure rate", fmt(*g.interruptions_per_gpu_hour, 4) + " interruptions per GPU-hour", "the plan", "", ""});
+    } else if (g.interruptions_per_node_day) {
+      gp.items.push_back(
+          {"failure rate", fmt(*g.interruptions_per_node_day, 4) + " interruptions per node-day", "the plan", "", ""});
+    } else {
+      const auto s = src(fr.interruptions_per_gpu_hour.source);
+      gp.items.push_back({"failure rate",
+                          fmt(fr.interruptions_per_gpu_hour.value, 4) + " interruptions per GPU-hour (" + fr.name +
+                              (g.failure_rate_stated ? ", the plan's choice" : ", the default") + ")",
+                          s.first, s.second, ""});
+    }
+    if (g.restart_s) {
+      gp.items.push_back({"restart", format_value(*g.restart_s, ValueType::DURATION) +
+                                         " per failure, plus reading the checkpoint back",
+                          "the plan", "", ""});
+    } else {
+      const auto s = src(fr.restart_time.source);
+      gp.items.push_back({"restart",
+                          format_value(fr.restart_time.value.seconds(), ValueType::DURATION) +
+                              " per failure, plus reading the checkpoint back",
+                          s.first, s.second, ""});
+    }
+    gp.items.push_back({"lost work", "half a checkpoint cycle (interval + write) per interruption, on average",
+                        "model", "", ""});
+  }
+  out.push_back(std::move(gp));
 
   AssumptionGroup cal{.id = "calibration", .title = "Calibration"};
   for (const auto& sys : r.space.systems) {

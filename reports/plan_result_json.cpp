@@ -87,7 +87,8 @@ Json option_json(const models::OptionCost& o) {
     j["billed_days"] = num(o.billed_days);
     j["blocks"] = o.blocks;
   }
-  if (o.option == models::PricingOption::SPOT) j["expected_interruptions"] = num(o.expected_interruptions);
+  j["expected_interruptions"] = num(o.expected_interruptions);
+  j["storage_usd"] = num(o.storage_usd);
   j["meets_deadline"] = o.meets_deadline;
   j["within_budget"] = o.within_budget;
   return j;
@@ -176,6 +177,16 @@ Json candidate_json(const PlanResult& r, const PlanCandidate& c) {
                        {"count", num(c.wall.checkpoints)},
                        {"total_s", num(c.wall.checkpoint_s)}};
   }
+  j["goodput"] = {{"failures_per_s", num(c.failures.rate_per_s)},
+                  {"restart_s", num(c.failures.restart_s)},
+                  {"failure_free_s", num(c.wall.failure_free_s)},
+                  {"expected_interruptions", num(c.wall.interruptions)},
+                  {"lost_s", num(c.wall.lost_s)},
+                  {"goodput", c.wall.nominal_s > 0 ? num(c.compute_s / c.wall.nominal_s) : Json(nullptr)}};
+  j["storage"] = {{"stored_bytes", num(c.stored_bytes)},
+                  {"dataset_bytes", num(c.dataset_bytes)},
+                  {"priced", c.storage_priced},
+                  {"usd", c.storage_priced ? num(c.storage_usd_per_s * c.wall.nominal_s) : Json(nullptr)}};
   j["gpu_hours"] = num(c.gpu_hours);
   j["node_hours"] = num(c.node_hours);
   Json costs = Json::object();

@@ -22,15 +22,16 @@ const hardware::Catalog& catalog() {
 
 PlanSpec parse(const std::string& text) { return read_plan(parse_json_text(text, "plan.json"), "."); }
 
-// Llama-3-8B on 64 p5 nodes, one fixed layout, 2e12 tokens of 1024 x 8192-token batches.
-std::string p5_plan(const std::string& extra) {
+// Llama-3-8B on 64 p5 nodes, one fixed layout, 2e12 tokens of 1024 x 8192-token batches; failures
+// are left out unless `extra` brings them back (the goodput test below).
+std::string p5_plan(const std::string& extra, const std::string& goodput = R"(, "goodput": {"enabled": false})") {
   return R"({"schema_version": 1, "name": "arith", "model": {"preset": "llama3-8b"},
     "training": {"seq_len": 8192, "global_batch_size": 1024, "micro_batch_size": 1,
                  "activation_checkpointing": "full"},
     "parallelism": {"framework": "pytorch", "zero_stage": 3},
     "cluster": {"system": "p5.48xlarge", "nodes": 64},
     "sensitivity": {"enabled": false}, "job": {"tokens": 2e12})" +
-         extra + "}";
+         goodput + extra + "}";
 }
 
 const OptionCost& option(const PlanCandidate& c, PricingOption o) {
@@ -169,7 +170,8 @@ TEST_CASE("deadlines at a confidence: the band read as +-1 standard deviation", 
                    "activation_checkpointing": "full"},
       "parallelism": {"framework": "pytorch", "zero_stage": 3},
       "cluster": {"system": "p5.48xlarge", "nodes": 64},
-      "sensitivity": {"enabled": false}, "job": {"tokens": 2e12, "deadline": "15 days")" +
+      "sensitivity": {"enabled": false}, "goodput": {"enabled": false},
+      "job": {"tokens": 2e12, "deadline": "15 days")" +
            job + "}}";
   };
   const auto step = testing::constant_step(5.0, 4.5, 5.5);
@@ -219,8 +221,17 @@ TEST_CASE("checkpoints: size from the memory model's bytes per element, storage 
   CHECK(c.aggregate_limited);
   CHECK(c.write_bandwidth == Approx(12e9));
   CHECK(c.write_s == Approx(9.368638));
-  // S3, 64 nodes x 5 GB/s = 320 GB/s: 0.3513 s.
-  CHECK(checkpoint_cost(112'423'657'472.0, catalog().storage("s3"), 64).write_s == Approx(0.351324));
+  // S3, 64 nodes x 5 GB/s = 320 GB/s, above the 29.36 GB/s of one prefix (3,500 PUT/s x 8 MiB):
+  // 112,423,657,472 B / 29.36e9 B/s = 3.8291 s.
+  const CheckpointCost s3 = checkpoint_cost(112'423'657'472.0, catalog().storage("s3"), 64);
+  CHECK(s3.aggregate_limited);
+  CHECK(s3.write_s == Approx(3.829144));
+  // The plan's overrides replace the catalog's: 64 x 2 GB/s = 128 GB/s under a 100 GB/s limit:
+  // 112,423,657,472 / 100e9 = 1.1242 s.
+  CheckpointSpec fast;
+  fast.write_bandwidth_per_node = 2e9;
+  fast.aggregate_bandwidth = 100e9;
+  CHECK(checkpoint_cost(112'423'657'472.0, catalog().storage("s3"), 64, &fast).write_s == Approx(1.124237));
 
   // Every 2 h of training over 1,192,095 s: floor(165.57) = 165 checkpoints x 9.3686 s = 1,545.8 s.
   CheckpointCost timed = c;
@@ -238,6 +249,50 @@ TEST_CASE("checkpoints: size from the memory model's bytes per element, storage 
   spec.interval_steps = 500;
   // 500 steps x 5 s = 2,500 s.
   CHECK(resolve_interval(spec, 5.0, c.write_s, 0) == 2500);
+}
+
+TEST_CASE("failures: the Llama 3 rate, a Young/Daly interval, lost work and storage in time and cost",
+          "[unit][plan]") {
+  // The defaults: checkpoints on s3 every Young/Daly interval, failures at the catalog's rate.
+  const PlanSpec plan = parse(p5_plan("", ""));
+  REQUIRE(plan.goodput.enabled);
+  REQUIRE(plan.checkpoint);
+  CHECK_FALSE(plan.checkpoint->stated);
+  const PlanResult r = run_plan(plan, catalog(), testing::constant_step(5.0, 5.0, 5.0));
+  const PlanCandidate& c = r.candidates[0];
+  REQUIRE(c.status == CandidateStatus::FEASIBLE);
+  // Checkpoint: PyTorch keeps fp32 weights, 12 B x 8,030,261,248 = 96,363,134,976 B; 29.36 GB/s
+  // (one S3 prefix) both ways: C = C_r = 3.28212 s.
+  CHECK(c.checkpoint.write_s == Approx(3.282123));
+  // Failures: 1.973e-5 per GPU-hour (419 in 54 days on 16,384 H100s) x 512 GPUs / 3600 s
+  // = 2.80604e-6 /s, a mean time between failures of 356,374 s (99.0 h).
+  CHECK(c.failures.rate_per_s == Approx(2.8060444e-6));
+  CHECK(c.failures.restart_s == 600);
+  // Young/Daly: sqrt(2 x 3.28212 / 2.80604e-6) = 1,529.48 s; floor(1,192,095 / 1,529.48) = 779
+  // checkpoints: T_0 = 1,192,095 + 779 x 3.28212 = 1,194,651.77 s.
+  CHECK(c.checkpoint.interval_s == Approx(1529.4848));
+  CHECK(c.wall.checkpoints == 779);
+  CHECK(c.wall.failure_free_s == Approx(1'194'651.774));
+  // Each failure loses 600 + 3.28212 + (1,529.48 + 3.28212) / 2 = 1,369.67 s; lambda L = 0.0038433;
+  // T = 1,194,651.77 / (1 - 0.0038433) = 1,199,260.94 s; lambda T = 3.3652 failures, goodput
+  // 1,192,095 / 1,199,260.94 = 99.40%.
+  CHECK(c.wall.nominal_s == Approx(1'199'260.944));
+  CHECK(c.wall.interruptions == Approx(3.36518));
+  CHECK(c.wall.lost_s == Approx(4'609.17).epsilon(1e-5));
+  // Storage: 2 checkpoints kept + the data set at 4 B per token (8e12 B) = 8,192,726,269,952 B
+  // = 8,192.73 GB x 0.023 USD per GB-month x 1,199,260.94 s / (730 h x 3600) = $85.99.
+  CHECK(c.stored_bytes == Approx(8'192'726'269'952.0));
+  const OptionCost& od = option(c, PricingOption::ON_DEMAND);
+  CHECK(od.storage_usd == Approx(85.98934));
+  // On-demand: 64 x 55.04 $/h x 1,199,260.94 s / 3600 = $1,173,463.51, + $85.99 storage.
+  CHECK(od.usd == Approx(1'173'549.498));
+  CHECK(od.expected_interruptions == Approx(3.36518));
+  // The plan overrides the rate and the restart: 0.01 per node-day on 8-GPU nodes is
+  // 0.01 / (24 x 8) = 5.2083e-5 per GPU-hour, x 512 / 3600 = 7.4074e-6 /s.
+  const PlanSpec own = parse(p5_plan("", R"(, "goodput": {"interruptions_per_node_day": 0.01, "restart_time": "5 min"})"));
+  const PlanResult r2 = run_plan(own, catalog(), testing::constant_step(5.0, 5.0, 5.0));
+  CHECK(r2.candidates[0].failures.rate_per_s == Approx(7.4074074e-6));
+  CHECK(r2.candidates[0].failures.restart_s == 300);
 }
 
 TEST_CASE("spot: expected interruptions, rework and the restart cost", "[unit][plan]") {

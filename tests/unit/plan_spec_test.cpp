@@ -144,17 +144,39 @@ TEST_CASE("plan errors name the file, the key and what was expected", "[unit][pl
   CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}", "",
                                 R"({"seq_len": 4096, "global_batch_size": 64, "activation_checkpointing": ["ful"]})")),
              Catch::Contains("/training/activation_checkpointing/0") && Catch::Contains("did you mean 'full'?"));
-  // Spot needs its assumptions and a checkpoint section; "auto" intervals need spot.
+  // Spot needs its assumptions; without a checkpoint section the defaults apply. "auto" intervals
+  // need an interruption rate: failures (goodput) or spot.
   CHECK_THAT(
       error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}", R"(, "pricing": {"options": ["spot"]})")),
       Catch::Contains("/pricing") && Catch::Contains("needs a \"spot\" section"));
+  const PlanSpec spot = parse(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
+                                        R"(, "pricing": {"spot": {"discount": 0.6, "interruptions_per_node_day": 0.1,
+                                                                  "restart_time": "10 min"}},
+                                             "goodput": {"enabled": false})"));
+  REQUIRE(spot.checkpoint);
+  CHECK(spot.checkpoint->storage == "s3");
+  CHECK(spot.checkpoint->interval == CheckpointSpec::Interval::AUTO);
+  CHECK_FALSE(spot.checkpoint->stated);
   CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
-                                R"(, "pricing": {"spot": {"discount": 0.6, "interruptions_per_node_day": 0.1,
-                                                          "restart_time": "10 min"}})")),
-             Catch::Contains("/checkpoint") && Catch::Contains("lost at an interruption"));
-  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
-                                R"(, "checkpoint": {"storage": "s3", "interval": "auto"})")),
+                                R"(, "checkpoint": {"storage": "s3", "interval": "auto"}, "goodput": {"enabled": false})")),
              Catch::Contains("/checkpoint/interval") && Catch::Contains("spot"));
+  CHECK(!parse(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}", R"(, "goodput": {"enabled": false})"))
+             .checkpoint);
+  // Goodput and storage overrides: units are checked, both rates at once is an error.
+  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
+                                R"(, "goodput": {"interruptions_per_gpu_hour": 1e-5, "interruptions_per_node_day": 0.01})")),
+             Catch::Contains("/goodput/interruptions_per_node_day") && Catch::Contains("not both"));
+  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
+                                R"(, "goodput": {"restart_time": "ten minutes"})")),
+             Catch::Contains("/goodput/restart_time") && Catch::Contains("\"15 min\""));
+  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
+                                R"(, "checkpoint": {"price": "0.023 USD/GB"})")),
+             Catch::Contains("/checkpoint/price") && Catch::Contains("'0.023 USD/GB-month'"));
+  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
+                                R"(, "checkpoint": {"aggregate_bandwidth": "100"})")),
+             Catch::Contains("/checkpoint/aggregate_bandwidth"));
+  CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}", R"(, "goodput": {"enable": false})")),
+             Catch::Contains("/goodput") && Catch::Contains("did you mean 'enabled'?"));
   CHECK_THAT(error_of(plan_text("{\"system\": \"p5.48xlarge\", \"nodes\": 2}",
                                 R"(, "checkpoint": {"storage": "s3", "interval": "2 hours"})")),
              Catch::Contains("/checkpoint/interval") && Catch::Contains("\"30 days\""));
