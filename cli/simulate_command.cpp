@@ -51,12 +51,20 @@ std::string seconds(double s) {
   return fixed(s * 1e6, 1) + " us";
 }
 
+// What training.implementation says runs outside the GEMMs and attention (models/layer_ops.hpp).
+std::string implementation_note(models::Implementation i) {
+  return i == models::Implementation::HF_EAGER
+             ? "hf_eager (Hugging Face transformers modules run eagerly; training.implementation)"
+             : "fused (Megatron-Core with Transformer Engine's fused kernels; training.implementation)";
+}
+
 nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e) {
   using nlohmann::json;
   json j;
   j["schema_version"] = kSchemaVersion;
   j["scenario"] = s.name;
   j["fidelity"] = std::string(models::to_string(e.fidelity));
+  j["implementation"] = std::string(models::to_string(s.training.implementation));
   j["step_time_s"] = e.step_time_s;
   j["tokens_per_step"] = e.tokens_per_step;
   j["tokens_per_s"] = e.tokens_per_s;
@@ -75,7 +83,10 @@ nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e)
                  {"threads_from", e.host.threads_from},
                  {"cpu_adam_s", e.host.cpu_adam_s},
                  {"cpu_optimizer_s", e.host.cpu_optimizer_s},
-                 {"hooks_s", e.host.hooks_s}};
+                 {"hooks_s", e.host.hooks_s},
+                 {"dispatch_s", e.host.dispatch_s},
+                 {"kernels", e.host.kernels},
+                 {"kernels_s", e.host.kernels_s}};
   }
   j["memory"] = {{"peak_bytes", e.memory.peak.count()},
                  {"weights_bytes", e.memory.weights.count()},
@@ -125,6 +136,7 @@ std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
   o << "Tokens/step:     " << e.tokens_per_step << "\n";
   o << "Throughput:      " << fixed(e.tokens_per_s, 0) << " tokens/s\n";
   o << "MFU:             " << fixed(100 * e.mfu, 1) << "%\n";
+  o << "Kernels:         " << implementation_note(s.training.implementation) << "\n";
   o << "\nWhere the time goes (critical rank):\n";
   reports::TextTable bt({"part", "time", "share"});
   bt.add_row({"compute", seconds(e.breakdown.compute_s), pct(e.breakdown.compute_s)});
@@ -142,6 +154,10 @@ std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
         << ")\n";
     }
     if (e.host.hooks_s > 0) o << "  module hooks:   " << seconds(e.host.hooks_s) << " of CPU time a step\n";
+    if (e.host.dispatch_s > 0) {
+      o << "  kernel issue:   " << seconds(e.host.dispatch_s) << " of CPU time a step for " << e.host.kernels
+        << " kernels that run " << seconds(e.host.kernels_s) << " on the GPU\n";
+    }
   }
   if (!e.comms.empty()) {
     o << "\nCollectives (critical rank, whole step):\n";

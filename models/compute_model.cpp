@@ -196,6 +196,14 @@ HostModel::HostModel(const hardware::NodeSpec& node, hardware::ParameterSet& ps)
   zero3_hook_[1] = ps.duration(cp::kZero3ModuleHookBackward, Duration::from_seconds(D::zero3_module_hook_backward_s),
                                "default: DeepSpeed ZeRO-3's hooks around one module's backward, measured on one host",
                                0.5);
+  dispatch_[0] = ps.duration(cp::kDispatchForward, Duration::from_seconds(D::dispatch_forward_s),
+                             "default: CPU time per kernel of an eager forward, measured on one host", 0.4);
+  dispatch_[1] = ps.duration(cp::kDispatchBackward, Duration::from_seconds(D::dispatch_backward_s),
+                             "default: CPU time per kernel of an eager backward, measured on one host", 0.4);
+  dtensor_[0] = ps.duration(cp::kDtensorForward, Duration::from_seconds(D::dtensor_forward_s),
+                            "default: DTensor's CPU time per tensor-parallel linear forward, measured on one host", 0.4);
+  dtensor_[1] = ps.duration(cp::kDtensorBackward, Duration::from_seconds(D::dtensor_backward_s),
+                            "default: DTensor's CPU time per tensor-parallel linear backward, measured on one host", 0.4);
 }
 
 HostThreads host_threads(const ClusterSpec& c, const hardware::NodeSpec& node) {

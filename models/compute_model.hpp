@@ -159,6 +159,11 @@ class HostModel {
   // DeepSpeed ZeRO-3's hooks around one module's forward or backward
   // (host.deepspeed.zero3_module_hook.forward, .backward).
   Duration zero3_module_hook(bool backward) const { return zero3_hook_[backward ? 1 : 0]; }
+  // The CPU time to issue one kernel of an eager step (host.dispatch.forward_per_kernel,
+  // .backward_per_kernel): forward and recomputed forward from Python, backward from autograd.
+  Duration dispatch_per_kernel(bool backward) const { return dispatch_[backward ? 1 : 0]; }
+  // DTensor's added CPU time per tensor-parallel linear (host.dispatch.dtensor.*).
+  Duration dtensor_per_linear(bool backward) const { return dtensor_[backward ? 1 : 0]; }
 
  private:
   Bandwidth pinned_[2], pageable_[2], aggregate_[2];  // index: 0 = d2h, 1 = h2d
@@ -168,6 +173,8 @@ class HostModel {
   double torch_adamw_node_fraction_ = 1;
   int cores_ = 1;
   Duration zero3_hook_[2];
+  Duration dispatch_[2];
+  Duration dtensor_[2];
 };
 
 // Fails (InputError at /training/precision of `file`) when the GPU cannot run the precision

@@ -83,6 +83,14 @@ inline constexpr std::string_view kZero3ModuleHookForward = "host.deepspeed.zero
 inline constexpr std::string_view kZero3ModuleHookBackward = "host.deepspeed.zero3_module_hook.backward";
 inline constexpr std::string_view kTorchAdamwPerCore = "host.torch_adamw.params_per_second_per_core";
 inline constexpr std::string_view kTorchAdamwNodeFraction = "host.torch_adamw.node_fraction";
+// The rank's CPU time to issue one kernel of an eager step: the Python call, PyTorch's dispatcher
+// and the launch (forward and recomputed forward), or autograd's engine and the launch (backward).
+inline constexpr std::string_view kDispatchForward = "host.dispatch.forward_per_kernel";
+inline constexpr std::string_view kDispatchBackward = "host.dispatch.backward_per_kernel";
+// DTensor's added CPU time per tensor-parallel linear (ColwiseParallel/RowwiseParallel), forward
+// and backward: sharding propagation and redistribution checks on every DTensor op.
+inline constexpr std::string_view kDtensorForward = "host.dispatch.dtensor.forward_per_linear";
+inline constexpr std::string_view kDtensorBackward = "host.dispatch.dtensor.backward_per_linear";
 
 // Documented defaults (used where no profile has the parameter; each comes with its reason in
 // compute_model.hpp).
@@ -106,10 +114,14 @@ struct Defaults {
   static constexpr double host_memory_efficiency = 0.60;
   static constexpr double cpu_adam_params_per_core = 1.0e9;
   static constexpr double cpu_adam_bytes_per_param = 30;  // see compute_model.hpp
-  static constexpr double zero3_module_hook_forward_s = 470e-6;
-  static constexpr double zero3_module_hook_backward_s = 700e-6;
+  static constexpr double zero3_module_hook_forward_s = 338e-6;
+  static constexpr double zero3_module_hook_backward_s = 473e-6;
   static constexpr double torch_adamw_params_per_core = 2.0e8;
   static constexpr double torch_adamw_node_fraction = 0.30;
+  static constexpr double dispatch_forward_s = 45e-6;
+  static constexpr double dispatch_backward_s = 38e-6;
+  static constexpr double dtensor_forward_s = 413e-6;
+  static constexpr double dtensor_backward_s = 775e-6;
 };
 
 inline double wave_efficiency(double m, double n, double batch, double tile_m, double tile_n, double sms) {

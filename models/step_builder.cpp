@@ -439,6 +439,17 @@ class EventBuilder {
       if (d <= Duration::zero()) return;
       ss.pending.push_back(compute(s, d, "module hooks", WorkClass::HOST, S_CPU));
     };
+    // Then it issues the unit's kernels: the unit ends no earlier than its last launch.
+    auto dispatch = [&](const UnitPlan& u) {
+      const UnitPass& p = st.passes[u.pass];
+      const Duration d = ps.forward ? p.forward_dispatch : p.backward_dispatch;
+      if (d <= Duration::zero()) return;
+      const TaskId issued = compute(s, d, "kernel dispatch", WorkClass::HOST, S_CPU);
+      const TaskId m = marker(s);
+      depend(m, issued);
+      depend(m, ss.last_compute);
+      ss.last_compute = m;
+    };
     if (ps.forward) {
       for (int k = 0; k < n; ++k) {
         const UnitPlan& u = st.units[ch.units[k]];
@@ -449,6 +460,7 @@ class EventBuilder {
           if (it != ss.param_bucket_for.end()) ss.pending.push_back(it->second);
         }
         run_items(s, st.passes[u.pass].forward, first);
+        dispatch(u);
         unit_last[k] = ss.last_compute;
       }
     } else {
@@ -458,6 +470,7 @@ class EventBuilder {
         host(u);
         if (st.per_unit_gather && st.gather_for_backward) gather(u, j >= 2 ? unit_last[k + 2] : at_start);
         run_items(s, st.passes[u.pass].backward, first);
+        dispatch(u);
         unit_last[k] = ss.last_compute;
         if (st.per_unit_reduce) {
           TaskId last_rs = NO_TASK;

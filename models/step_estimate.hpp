@@ -71,6 +71,9 @@ struct HostSummary {
   double cpu_adam_s = 0;      // CPU Adam alone, on the critical stage
   double cpu_optimizer_s = 0; // all the optimizer step's CPU work
   double hooks_s = 0;         // framework hooks' CPU time over the step (all micro-batches)
+  double dispatch_s = 0;      // CPU time issuing the passes' kernels over the step
+  double kernels_s = 0;       // the GPU time of those kernels
+  std::int64_t kernels = 0;   // kernels launched over the step
 };
 
 struct StepEstimate {

@@ -43,6 +43,9 @@ class StageFast {
  public:
   StageFast(const StagePlan& st) : st_(st) {
     for (const UnitPlan& u : st.units) host_ = host_ || u.host_forward > Duration::zero() || u.host_backward > Duration::zero();
+    for (const UnitPass& p : st.passes) {
+      host_ = host_ || p.forward_dispatch > Duration::zero() || p.backward_dispatch > Duration::zero();
+    }
   }
 
   void use(Tally& t, int comm, double calls = 1) const {
@@ -113,7 +116,13 @@ class StageFast {
     const auto& units = ch.units;
     const std::size_t n = units.size();
     if (!st_.per_unit_gather) {
-      for (int u : units) t.add(items(st_.passes[st_.units[u].pass].forward));
+      std::vector<double> gpu(host_ ? n : 0);
+      for (std::size_t k = 0; k < n; ++k) {
+        const double before = t.total;
+        t.add(items(st_.passes[st_.units[units[k]].pass].forward));
+        if (host_) gpu[k] = t.total - before;
+      }
+      host_floor(t, units, gpu, false);
       return t;
     }
     for (std::size_t k = 0; k < n; ++k) {
@@ -170,9 +179,12 @@ class StageFast {
   }
 
   // The rank's CPU thread runs each unit's host work (UnitPlan::host_forward, host_backward) before
-  // the GPU can start the unit's kernels, and runs ahead of the GPU otherwise: unit k starts on the
-  // GPU at max(end of unit k-1, h_1 + ... + h_k) (`gpu`: each unit's time on the GPU, indexed as
-  // `units`, run in reverse for the backward). The delay this adds is the host's exposed time.
+  // the GPU can start the unit's kernels, then issues the kernels (UnitPass::forward_dispatch,
+  // backward_dispatch), and runs ahead of the GPU otherwise. With h_k the hooks and d_k the
+  // dispatch of unit k, H_k = sum of h_i + d_i for i < k, plus h_k: unit k starts on the GPU at
+  // max(end of unit k-1, H_k) and ends at max(start + its GPU time, H_k + d_k) (`gpu`: each unit's
+  // time on the GPU, indexed as `units`, run in reverse for the backward). The delay this adds is
+  // the host's exposed time.
   void host_floor(Tally& t, const std::vector<int>& units, const std::vector<double>& gpu, bool reverse) const {
     if (!host_) return;
     const std::size_t n = units.size();
@@ -180,8 +192,11 @@ class StageFast {
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t k = reverse ? n - 1 - i : i;
       const UnitPlan& u = st_.units[units[k]];
+      const UnitPass& p = st_.passes[u.pass];
       host += sec(reverse ? u.host_backward : u.host_forward);
-      end = std::max(end, host) + gpu[k];
+      const double start = std::max(end, host);
+      host += sec(reverse ? p.backward_dispatch : p.forward_dispatch);
+      end = std::max(start + gpu[k], host);
       sum += gpu[k];
     }
     if (end <= sum) return;
@@ -195,7 +210,13 @@ class StageFast {
     const auto& units = ch.units;
     const int n = static_cast<int>(units.size());
     if (!st_.per_unit_gather && !st_.per_unit_reduce) {
-      for (int k = n - 1; k >= 0; --k) t.add(items(st_.passes[st_.units[units[k]].pass].backward));
+      std::vector<double> gpu(host_ ? static_cast<std::size_t>(n) : 0);
+      for (int k = n - 1; k >= 0; --k) {
+        const double before = t.total;
+        t.add(items(st_.passes[st_.units[units[k]].pass].backward));
+        if (host_) gpu[static_cast<std::size_t>(k)] = t.total - before;
+      }
+      host_floor(t, units, gpu, true);
       return t;
     }
     for (int k = 0; k < n; ++k) {

@@ -65,7 +65,7 @@ std::string bottleneck_sentence(const StepEstimate& e, const StepOutcome& o, int
                         {"pipeline bubble", b.pipeline_bubble_s},
                         {"optimizer", b.optimizer_s},
                         {"offload (host<->device copies)", b.offload_s},
-                        {"host (the rank's CPU thread running framework hooks)", b.host_s}};
+                        {"host (the rank's CPU thread)", b.host_s}};
   const Part* top = &parts[0];
   for (const Part& p : parts) {
     if (p.v > top->v) top = &p;
@@ -95,10 +95,14 @@ std::string bottleneck_sentence(const StepEstimate& e, const StepOutcome& o, int
   }
   if (out.empty() && top == &parts[5]) {
     std::snprintf(buf, sizeof buf,
-                  "host-bound: %.0f%% of the step the GPU waits for its rank's CPU thread (%.3g s of DeepSpeed ZeRO-3 "
-                  "module hooks a step)",
-                  100 * top->v / T, e.host.hooks_s);
+                  "host-bound (CPU-bound): %.0f%% of the step the GPU waits for its rank's CPU thread, which spends "
+                  "%.3g s issuing kernels that run %.3g s on the GPU",
+                  100 * top->v / T, e.host.dispatch_s, e.host.kernels_s);
     out = buf;
+    if (e.host.hooks_s > 0) {
+      std::snprintf(buf, sizeof buf, " and %.3g s in DeepSpeed ZeRO-3's module hooks", e.host.hooks_s);
+      out += buf;
+    }
   }
   if (out.empty()) {
     std::snprintf(buf, sizeof buf, "%s-bound: %.0f%% of the step", top->name, 100 * top->v / T);
@@ -231,10 +235,21 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
     e.host.threads_from = plan.host_threads.why;
     e.host.cpu_adam_s = st.optimizer.cpu_adam_time.seconds();
     e.host.cpu_optimizer_s = st.optimizer.cpu_time.seconds();
-    double hooks = 0;
-    for (const UnitPlan& u : st.units) hooks += u.host_forward.seconds() + u.host_backward.seconds();
-    e.host.hooks_s = hooks * static_cast<double>(plan.micro_batches);
-    e.host.cpu_work = e.host.cpu_optimizer_s > 0 || e.host.hooks_s > 0;
+    double hooks = 0, dispatch = 0, kernels = 0;
+    std::int64_t launches = 0;
+    for (const UnitPlan& u : st.units) {
+      hooks += u.host_forward.seconds() + u.host_backward.seconds();
+      const UnitPass& p = st.passes[static_cast<std::size_t>(u.pass)];
+      dispatch += p.forward_dispatch.seconds() + p.backward_dispatch.seconds();
+      kernels += p.forward_compute.seconds() + p.backward_compute.seconds();
+      launches += p.forward_kernels + p.backward_kernels;
+    }
+    const double mb = static_cast<double>(plan.micro_batches);
+    e.host.hooks_s = hooks * mb;
+    e.host.dispatch_s = dispatch * mb;
+    e.host.kernels_s = kernels * mb;
+    e.host.kernels = launches * plan.micro_batches;
+    e.host.cpu_work = e.host.cpu_optimizer_s > 0 || e.host.hooks_s > 0 || e.host.dispatch_s > 0;
   }
   e.comms = out.comms;
   std::sort(e.comms.begin(), e.comms.end(),

@@ -415,8 +415,36 @@ class StageBuilder {
     }
     for (const auto& op : ops.forward) p.forward_compute += op.time;
     for (const auto& op : ops.backward) p.backward_compute += op.time;
+    set_dispatch(p, ops);
     return p;
   }
+
+  // Recomputed forward kernels are issued from Python as the forward's are; backward kernels by
+  // autograd's engine.
+  void set_dispatch(UnitPass& p, const LayerOps& ops) const {
+    std::int64_t fwd = 0, recompute = 0, bwd = 0;
+    for (const auto& op : ops.forward) fwd += op.kernels;
+    for (const auto& op : ops.backward) (op.pass == Pass::BACKWARD ? bwd : recompute) += op.kernels;
+    const Duration f = in_.host.dispatch_per_kernel(false);
+    p.forward_kernels = fwd;
+    p.backward_kernels = recompute + bwd;
+    p.forward_dispatch = f * fwd;
+    p.backward_dispatch = f * recompute + in_.host.dispatch_per_kernel(true) * bwd;
+    // PyTorch's tensor parallelism runs each parallelized linear as a DTensor op (forward, any
+    // recomputed forward, and backward).
+    if (in_.scenario.parallelism.framework == Framework::PYTORCH && L_.tp() > 1) {
+      std::int64_t linears = 0;
+      for (const auto& op : ops.forward) {
+        linears += op.kind == OpKind::GEMM && op.role == GemmRole::FPROP && !starts_with(op.name, "lora") ? 1 : 0;
+      }
+      const bool full = in_.training.training().activation_checkpointing == Checkpointing::FULL;
+      const std::int64_t replays = recompute > 0 && full ? 1 : 0;
+      p.forward_dispatch += in_.host.dtensor_per_linear(false) * linears;
+      p.backward_dispatch += in_.host.dtensor_per_linear(false) * (linears * replays) +
+                             in_.host.dtensor_per_linear(true) * linears;
+    }
+  }
+
 
   UnitPass embedding_pass(const StageCommSizes& sc) {
     if (!ops_.embedding) {
@@ -431,6 +459,7 @@ class StageBuilder {
     for (const auto& op : ops.backward) b += op.time;
     p.forward_compute = f;
     p.backward_compute = b;
+    set_dispatch(p, ops);
     p.forward.push_back(compute_item(f, "fwd embedding"));
     if (L_.tp() > 1) {
       const bool sp = L_.sequence_parallel();
@@ -467,6 +496,7 @@ class StageBuilder {
     p.backward.push_back(compute_item(norm_b, "bwd final_norm"));
     p.forward_compute = norm_f + rest_f;
     p.backward_compute = norm_b + rest_b;
+    set_dispatch(p, ops);
     return p;
   }
 

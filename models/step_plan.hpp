@@ -128,6 +128,10 @@ struct UnitPass {
   std::vector<PassItem> forward;
   std::vector<PassItem> backward;
   Duration forward_compute, backward_compute;  // kernels only
+  // The CPU thread's time to issue the pass's kernels (HostModel::dispatch_per_kernel): the GPU
+  // cannot finish a pass before the CPU has launched its last kernel.
+  Duration forward_dispatch, backward_dispatch;
+  std::int64_t forward_kernels = 0, backward_kernels = 0;  // recomputed forward counted with the backward
 };
 
 // A unit of parameters: what ZeRO-3/FSDP gathers and reduces, and what DDP buckets collect.

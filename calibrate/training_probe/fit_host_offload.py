@@ -1,12 +1,13 @@
 """Fits a host profile from the offload measurements of one machine and writes its validation set.
 
-  python3 calibrate/training_probe/fit_host_offload.py RESULTS_DIR PROFILE.json PROBES.json
+  python3 calibrate/training_probe/fit_host_offload.py RESULTS_DIR PROFILE.json PROBES.json [--dispatch DISPATCH.json]
 
 as committed:
 
   python3 calibrate/training_probe/fit_host_offload.py calibrate/results/lent-1xh100-2026-12-07-offload \
       calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json \
-      tests/validation/data/training_offload_probes_1xh100.json
+      tests/validation/data/training_offload_probes_1xh100.json \
+      --dispatch calibrate/results/lent-1xh100-2026-12-07-eager/host-dispatch.json
 
 RESULTS_DIR holds cpu-optim.json and training-steps-offload.json (run_offload_probes.sh). The
 profile (the calibration-profile format `clustersim` reads) takes only the host's parameters:
@@ -22,7 +23,10 @@ profile (the calibration-profile format `clustersim` reads) takes only the host'
                                             backward wait for the modules' hooks (13 a decoder
                                             layer and 6 more, as models/step_plan.cpp counts them):
                                             pass time / modules. Every other step stays out of the
-                                            fit.
+                                            fit. With --dispatch DISPATCH.json (fit_dispatch.py), the
+                                            pass's own kernel issue (its Hugging Face kernels times
+                                            the fitted cost per kernel) is taken out first, and the
+                                            host.dispatch.* values join the profile.
 
 PROBES.json is the validation set (training_fsdp2_probes.json's format): every measured step with
 the scenario that describes it, naming the profile by its path relative to the repository.
@@ -67,9 +71,10 @@ def copies_alone(runs):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 6) or (len(sys.argv) == 6 and sys.argv[4] != "--dispatch"):
         sys.exit(__doc__)
-    results, profile_path, probes_path = sys.argv[1:]
+    results, profile_path, probes_path = sys.argv[1:4]
+    dispatch = json.load(open(sys.argv[5])) if len(sys.argv) == 6 else None
     cpu = json.load(open(os.path.join(results, "cpu-optim.json")))
     steps = json.load(open(os.path.join(results, "training-steps-offload.json")))
     runs = cpu["runs"]
@@ -86,6 +91,16 @@ def main():
     modules = HF_MODULES_PER_LAYER * z["num_hidden_layers"] + EDGE_MODULES
     fwd = z["split_median_s"]["forward"] / modules
     bwd = z["split_median_s"]["backward"] / modules
+    extra = {}
+    if dispatch is not None:
+        # The phase's own kernel issue is modelled apart (host.dispatch.*): the hooks are what is left.
+        k = dispatch["kernels_per_phase"]["hf_eager"]
+        if k["preset"] != z["preset"] or k["num_hidden_layers"] != z["num_hidden_layers"]:
+            sys.exit("--dispatch: its hf_eager kernel counts are for another model")
+        cost = {n: v["value"] for n, v in dispatch["parameters"].items()}
+        fwd = (z["split_median_s"]["forward"] - k["forward"] * cost["host.dispatch.forward_per_kernel"]) / modules
+        bwd = (z["split_median_s"]["backward"] - k["backward"] * cost["host.dispatch.backward_per_kernel"]) / modules
+        extra = {n: {"value": f"{v * 1e6:.1f} us", "samples": 1, "uncertainty": 0.4} for n, v in cost.items()}
 
     rel = os.path.relpath(results)
     prov = steps["provenance"]
@@ -116,6 +131,7 @@ def main():
                                                          "uncertainty": 0.2},
             "host.deepspeed.zero3_module_hook.backward": {"value": f"{bwd * 1e6:.1f} us", "samples": 1,
                                                           "uncertainty": 0.2},
+            **extra,
         },
     }
 

@@ -100,14 +100,14 @@ TEST_CASE("seed 004: one pod's CPU Adam runs single-threaded, four pods share th
   // The one pod's step is set by the host: PCIe copies and the single-threaded CPU step.
   CHECK_THAT(a.bottleneck, Catch::StartsWith("offload") || Catch::StartsWith("CPU-optimizer"));
   CHECK(a.breakdown.offload_s + a.breakdown.optimizer_s > 0.5 * a.step_time_s);
-  // ZeRO-3's hooks: 13 modules a layer and 3 each for the embedding and the head, 470 us a
-  // module's forward and 700 us its backward, 4 micro-batches: (32 x 13 + 6) x 1.17 ms x 4 = 1.975 s.
-  CHECK(a.host.hooks_s == Approx((32 * 13 + 6) * (470e-6 + 700e-6) * 4));
+  // ZeRO-3's hooks: 13 modules a layer and 3 each for the embedding and the head, 338 us a
+  // module's forward and 473 us its backward, 4 micro-batches: (32 x 13 + 6) x 811 us x 4 = 1.369 s.
+  CHECK(a.host.hooks_s == Approx((32 * 13 + 6) * (338e-6 + 473e-6) * 4));
 }
 
 TEST_CASE("ZeRO-3's module hooks bound a step whose kernels are short", "[unit][host][step]") {
   // Llama-3.2-1B, 128 tokens a micro-batch on one H200: a layer's kernels take tens of
-  // microseconds, its 13 module hooks 13 x 470 us = 6.1 ms a forward.
+  // microseconds, its 13 module hooks 13 x 338 us = 4.4 ms a forward.
   const nlohmann::json j = {
       {"schema_version", 1},
       {"name", "hooks"},
@@ -119,15 +119,49 @@ TEST_CASE("ZeRO-3's module hooks bound a step whose kernels are short", "[unit][
   StepSimulator sim(catalog());
   const StepEstimate fast = sim.estimate(s, Fidelity::FAST);
   const StepEstimate event = sim.estimate(s, Fidelity::EVENT);
-  // 16 layers x 13 + 3 + 3 modules, forward and backward: 214 x (470 + 700) us = 250.4 ms of hooks.
-  CHECK(fast.host.hooks_s == Approx(214 * (470e-6 + 700e-6)));
+  // 16 layers x 13 + 3 + 3 modules, forward and backward: 214 x (338 + 473) us = 173.6 ms of hooks.
+  CHECK(fast.host.hooks_s == Approx(214 * (338e-6 + 473e-6)));
   for (const StepEstimate* e : {&fast, &event}) {
     CHECK(e->breakdown.host_s > 0);
-    CHECK(e->step_time_s >= e->host.hooks_s);
+    // One thread runs the hooks and issues the kernels, one after the other.
+    CHECK(e->step_time_s >= e->host.hooks_s + e->host.dispatch_s);
     CHECK_THAT(e->bottleneck, Catch::StartsWith("host-bound"));
   }
-  // Both fidelities run the same recurrence (unit k starts at max(GPU free, hooks up to k done)).
+  // Both fidelities run the same recurrence (unit k starts at max(GPU free, host work up to k done)).
   CHECK(event.step_time_s == Approx(fast.step_time_s).epsilon(0.05));
+}
+
+TEST_CASE("an eager step whose kernels are short is bound by their issue", "[unit][host][step]") {
+  // Llama-3.2-1B, 32 tokens on one H200, Hugging Face modules run eagerly: the GPU runs each kernel
+  // in a few microseconds, the CPU issues each in 45 us (forward) or 38 us (backward).
+  auto make = [](const std::string& framework, int tp) {
+    const nlohmann::json j = {
+        {"schema_version", 1},
+        {"name", "eager"},
+        {"model", {{"preset", "llama3.2-1b"}}},
+        {"training", {{"seq_len", 32}, {"micro_batch_size", 1}, {"global_batch_size", 1}, {"implementation", "hf_eager"}}},
+        {"parallelism", {{"framework", framework}, {"data", 1}, {"tensor", tp}}},
+        {"cluster", {{"system", "hgx-h200"}, {"nodes", 1}, {"gpus_per_node", tp}}}};
+    return read_scenario(parse_json_text(j.dump(), "eager.json"), ".");
+  };
+  StepSimulator sim(catalog());
+  for (const Fidelity f : {Fidelity::FAST, Fidelity::EVENT}) {
+    const StepEstimate e = sim.estimate(make("pytorch", 1), f);
+    REQUIRE(e.host.kernels > 1000);
+    CHECK(e.host.dispatch_s >= e.host.kernels * 38e-6);
+    CHECK(e.host.dispatch_s <= e.host.kernels * 45e-6);
+    CHECK(e.host.dispatch_s > 2 * e.host.kernels_s);
+    CHECK(e.step_time_s >= e.host.dispatch_s);
+    CHECK(e.breakdown.host_s > 0);
+  }
+  // Tensor parallelism under PyTorch runs each parallelized linear as a DTensor op: 16 layers x 7
+  // (q, k, v, o, gate, up, down) and the LM head, 113 linears, each 413 us more forward and 775 us
+  // more backward: 113 x 1,188 us = 134.2 ms over the same kernels without tensor parallelism.
+  const StepEstimate dt = sim.estimate(make("pytorch", 2), Fidelity::FAST);
+  const StepEstimate one = sim.estimate(make("pytorch", 1), Fidelity::FAST);
+  CHECK(dt.host.kernels == one.host.kernels);
+  CHECK(dt.host.dispatch_s - one.host.dispatch_s == Approx(113 * (413e-6 + 775e-6)).epsilon(1e-6));
+  CHECK_THAT(dt.bottleneck, Catch::StartsWith("host-bound"));
 }
 
 TEST_CASE("a DeepSpeed key the model reads but does not follow is named in a warning", "[unit][host][scenario]") {
