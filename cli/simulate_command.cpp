@@ -51,11 +51,15 @@ std::string seconds(double s) {
   return fixed(s * 1e6, 1) + " us";
 }
 
-// What training.implementation says runs outside the GEMMs and attention (models/layer_ops.hpp).
-std::string implementation_note(models::Implementation i) {
-  return i == models::Implementation::HF_EAGER
-             ? "hf_eager (Hugging Face transformers modules run eagerly; training.implementation)"
-             : "fused (Megatron-Core with Transformer Engine's fused kernels; training.implementation)";
+// What training.implementation says runs outside the GEMMs and attention (models/layer_ops.hpp),
+// and whether the scenario chose it or the framework's default did.
+std::string implementation_note(const models::Scenario& s) {
+  const bool eager = s.training.implementation == models::Implementation::HF_EAGER;
+  std::string note = eager ? "hf_eager (Hugging Face transformers modules run eagerly"
+                           : "fused (Megatron-Core with Transformer Engine's fused kernels";
+  if (s.training.implementation_given) return note + "; training.implementation)";
+  return note + "; the default for framework " + std::string(models::to_string(s.parallelism.framework)) +
+         ", training.implementation chooses)";
 }
 
 nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e) {
@@ -136,7 +140,7 @@ std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
   o << "Tokens/step:     " << e.tokens_per_step << "\n";
   o << "Throughput:      " << fixed(e.tokens_per_s, 0) << " tokens/s\n";
   o << "MFU:             " << fixed(100 * e.mfu, 1) << "%\n";
-  o << "Kernels:         " << implementation_note(s.training.implementation) << "\n";
+  o << "Kernels:         " << implementation_note(s) << "\n";
   o << "\nWhere the time goes (critical rank):\n";
   reports::TextTable bt({"part", "time", "share"});
   bt.add_row({"compute", seconds(e.breakdown.compute_s), pct(e.breakdown.compute_s)});

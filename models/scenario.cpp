@@ -79,6 +79,7 @@ TrainingSpec read_training(ValueReader v) {
     if (auto p = o.maybe("implementation")) {
       t.implementation =
           p->as_choice({"fused", "hf_eager"}) == "hf_eager" ? Implementation::HF_EAGER : Implementation::FUSED;
+      t.implementation_given = true;
     }
     if (auto p = o.maybe("tokens")) t.tokens = p->as_number({.min = 0, .max = 1e18, .min_exclusive = true});
     if (auto ft = o.maybe("fine_tuning")) {
@@ -352,6 +353,10 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
   s.training = read_training(top.at("training"));
   s.cluster = read_cluster(top.at("cluster"));
   s.parallelism = read_parallelism(top.at("parallelism"), base_dir, s.training, s.world_size(), s.warnings);
+  if (!s.training.implementation_given) {
+    s.training.implementation =
+        s.parallelism.framework == Framework::MEGATRON ? Implementation::FUSED : Implementation::HF_EAGER;
+  }
   if (auto n = top.maybe("nccl")) s.nccl = read_nccl(*n);
   if (auto c = top.maybe("calibration")) {
     s.calibration = c->as_string();

@@ -64,7 +64,10 @@ struct TrainingSpec {
   FineTuning fine_tuning = FineTuning::FULL;
   LoraSpec lora;
   AttentionKernel attention_kernel = AttentionKernel::FLASH;  // training.attention: "flash" | "unfused"
-  Implementation implementation = Implementation::FUSED;     // training.implementation: "fused" | "hf_eager"
+  // training.implementation: "fused" | "hf_eager"; absent, the framework's own (read_scenario):
+  // Megatron's fused kernels under megatron, eager PyTorch modules under pytorch and deepspeed.
+  Implementation implementation = Implementation::FUSED;
+  bool implementation_given = false;
 };
 
 enum class Framework { PYTORCH, MEGATRON, DEEPSPEED };
