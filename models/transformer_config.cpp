@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <span>
 
 #include "hardware/errors.hpp"
 #include "models/model_presets.hpp"
@@ -44,32 +45,120 @@ const std::vector<std::string_view>& hf_boilerplate() {
   return keys;
 }
 
+// One entry of a transformers config class's `attribute_map`: transformers stores a value given
+// under `alias` as `key` (PretrainedConfig.__setattr__), so a config.json may use either name.
+struct KeyAlias {
+  std::string_view alias;
+  std::string_view key;
+};
+
+// The attribute maps of the supported families, as transformers declares them in
+// src/transformers/models/<model_type>/configuration_<model_type>.py:
+//   gpt2         GPT2Config.attribute_map: hidden_size -> n_embd, max_position_embeddings ->
+//                n_positions, num_attention_heads -> n_head, num_hidden_layers -> n_layer
+//   mixtral      MixtralConfig.attribute_map: num_experts -> num_local_experts
+//   deepseek_v2  DeepseekV2Config.attribute_map: num_experts -> n_routed_experts
+//   deepseek_v3  DeepseekV3Config.attribute_map: num_local_experts -> n_routed_experts
+// llama, mistral, qwen2, qwen2_moe, gpt_neox and opt declare none.
+std::span<const KeyAlias> attribute_map(std::string_view model_type) {
+  static constexpr KeyAlias kGpt2[] = {{"hidden_size", "n_embd"},
+                                       {"max_position_embeddings", "n_positions"},
+                                       {"num_attention_heads", "n_head"},
+                                       {"num_hidden_layers", "n_layer"}};
+  static constexpr KeyAlias kMixtral[] = {{"num_experts", "num_local_experts"}};
+  static constexpr KeyAlias kDeepseekV2[] = {{"num_experts", "n_routed_experts"}};
+  static constexpr KeyAlias kDeepseekV3[] = {{"num_local_experts", "n_routed_experts"}};
+  if (model_type == "gpt2") return kGpt2;
+  if (model_type == "mixtral") return kMixtral;
+  if (model_type == "deepseek_v2") return kDeepseekV2;
+  if (model_type == "deepseek_v3") return kDeepseekV3;
+  return {};
+}
+
+// The keys of one config object as its family reads them: each reader asks for transformers'
+// own attribute name, and gets the value under that name or under its alias. A key and its alias
+// that are both given must agree (transformers would silently keep the alias's value).
+class ConfigFields {
+ public:
+  ConfigFields(ObjectReader& o, std::span<const KeyAlias> aliases, std::string_view model_type)
+      : o_(o), aliases_(aliases) {
+    for (const KeyAlias& a : aliases_) {
+      if (!o_.has(a.alias) || !o_.has(a.key)) continue;
+      const nlohmann::json& given = o_.at(a.alias).raw();
+      const nlohmann::json& own = o_.at(a.key).raw();
+      if (given == own) continue;
+      throw InputError(o_.file(), o_.child_pointer(a.alias),
+                       "'" + std::string(a.alias) + "' = " + describe_json(given) + " conflicts with '" +
+                           std::string(a.key) + "' = " + describe_json(own) + " (for model_type " +
+                           std::string(model_type) + " transformers reads " + std::string(a.alias) + " as " +
+                           std::string(a.key) + "; expected one of the two keys, or the same value in both)");
+    }
+  }
+
+  // The key as the config spells it: `key` itself, or its alias where only the alias is given.
+  std::string spelled(std::string_view key) const {
+    if (o_.has(key)) return std::string(key);
+    for (const KeyAlias& a : aliases_) {
+      if (a.key == key && o_.has(a.alias)) return std::string(a.alias);
+    }
+    return std::string(key);
+  }
+  // " or its alias 'hidden_size'" for a key that has one, else empty.
+  std::string alias_note(std::string_view key) const {
+    std::string out;
+    for (const KeyAlias& a : aliases_) {
+      if (a.key == key) out += " or its alias '" + std::string(a.alias) + "'";
+    }
+    return out;
+  }
+
+  bool has(std::string_view key) const { return o_.has(spelled(key)); }
+  ValueReader at(std::string_view key) { return o_.at(spelled(key)); }
+  std::optional<ValueReader> maybe(std::string_view key) { return o_.maybe(spelled(key)); }
+  bool get_or(std::string_view key, bool fallback) { return o_.get_or(spelled(key), fallback); }
+  std::string get_or(std::string_view key, const char* fallback) { return o_.get_or(spelled(key), fallback); }
+  double get_or(std::string_view key, double fallback, NumberRange range = {}) {
+    return o_.get_or(spelled(key), fallback, range);
+  }
+  const std::string& file() const { return o_.file(); }
+  const std::string& pointer() const { return o_.pointer(); }
+  std::string child_pointer(std::string_view key) const { return o_.child_pointer(spelled(key)); }
+
+ private:
+  ObjectReader& o_;
+  std::span<const KeyAlias> aliases_;
+};
+
 // A required positive integer, with the expectation spelled out for a config that lacks it.
-std::int64_t required_int(ObjectReader& o, std::string_view key, std::string_view meaning,
+std::int64_t required_int(ConfigFields& o, std::string_view key, std::string_view meaning,
                           IntRange range = kPositive) {
   if (!o.has(key)) {
     throw InputError(o.file(), o.child_pointer(key),
-                     "missing required key '" + std::string(key) + "' (" + std::string(meaning) +
-                         "; expected a positive integer)");
+                     "missing required key '" + std::string(key) + "'" + o.alias_note(key) + " (" +
+                         std::string(meaning) + "; expected a positive integer)");
   }
   return o.at(key).as_int(range);
 }
 
-std::int64_t optional_int(ObjectReader& o, std::string_view key, std::int64_t fallback, IntRange range = kPositive) {
+std::int64_t optional_int(ConfigFields& o, std::string_view key, std::int64_t fallback, IntRange range = kPositive) {
   auto v = o.maybe(key);
   return v ? v->as_int(range) : fallback;
 }
 
-double optional_probability(ObjectReader& o, std::string_view key, double fallback) {
+double optional_probability(ConfigFields& o, std::string_view key, double fallback) {
   auto v = o.maybe(key);
   return v ? v->as_number(kProbability) : fallback;
+}
+
+[[noreturn]] void fail_at(const ConfigFields& o, std::string_view key, const std::string& message) {
+  throw InputError(o.file(), o.child_pointer(key), message);
 }
 
 [[noreturn]] void fail_at(const ObjectReader& o, std::string_view key, const std::string& message) {
   throw InputError(o.file(), o.child_pointer(key), message);
 }
 
-void read_llama_like(ObjectReader& o, TransformerConfig& c) {
+void read_llama_like(ConfigFields& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "intermediate_size", "the MLP width");
   c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
@@ -98,17 +187,17 @@ void read_llama_like(ObjectReader& o, TransformerConfig& c) {
   c.position = PositionKind::ROTARY;
 }
 
-void check_moe(ObjectReader& o, const TransformerConfig& c, std::string_view experts_key) {
+void check_moe(ConfigFields& o, const TransformerConfig& c, std::string_view experts_key) {
   const MoeSpec& m = c.moe;
   if (m.experts_per_token > m.num_experts) {
     fail_at(o, "num_experts_per_tok",
             "MoE fields inconsistent: num_experts_per_tok = " + std::to_string(m.experts_per_token) +
-                " exceeds " + std::string(experts_key) + " = " + std::to_string(m.num_experts));
+                " exceeds " + o.spelled(experts_key) + " = " + std::to_string(m.num_experts));
   }
   if (m.first_dense_layers > c.num_layers) {
     fail_at(o, "first_k_dense_replace",
             "MoE fields inconsistent: first_k_dense_replace = " + std::to_string(m.first_dense_layers) +
-                " exceeds num_hidden_layers = " + std::to_string(c.num_layers));
+                " exceeds " + o.spelled("num_hidden_layers") + " = " + std::to_string(c.num_layers));
   }
   for (std::int64_t layer : m.dense_layers) {
     if (layer < 0 || layer >= c.num_layers) {
@@ -122,7 +211,7 @@ void check_moe(ObjectReader& o, const TransformerConfig& c, std::string_view exp
   }
 }
 
-void read_mixtral(ObjectReader& o, TransformerConfig& c) {
+void read_mixtral(ConfigFields& o, TransformerConfig& c) {
   read_llama_like(o, c);
   c.moe.num_experts = required_int(o, "num_local_experts", "the number of experts per MoE layer");
   c.moe.experts_per_token = required_int(o, "num_experts_per_tok", "the experts each token is routed to");
@@ -130,12 +219,12 @@ void read_mixtral(ObjectReader& o, TransformerConfig& c) {
   check_moe(o, c, "num_local_experts");
 }
 
-void read_qwen2(ObjectReader& o, TransformerConfig& c) {
+void read_qwen2(ConfigFields& o, TransformerConfig& c) {
   read_llama_like(o, c);
   c.qkv_bias = true;  // Qwen2Attention: q_proj, k_proj, v_proj with bias=True, o_proj without
 }
 
-void read_qwen2_moe(ObjectReader& o, TransformerConfig& c) {
+void read_qwen2_moe(ConfigFields& o, TransformerConfig& c) {
   read_qwen2(o, c);
   c.moe.num_experts = required_int(o, "num_experts", "the number of routed experts per MoE layer");
   c.moe.experts_per_token = required_int(o, "num_experts_per_tok", "the experts each token is routed to");
@@ -149,7 +238,7 @@ void read_qwen2_moe(ObjectReader& o, TransformerConfig& c) {
   check_moe(o, c, "num_experts");
 }
 
-void read_deepseek(ObjectReader& o, TransformerConfig& c, bool v3) {
+void read_deepseek(ConfigFields& o, TransformerConfig& c, bool v3) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "intermediate_size", "the width of the dense MLP layers");
   c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
@@ -185,7 +274,7 @@ void read_deepseek(ObjectReader& o, TransformerConfig& c, bool v3) {
   }
 }
 
-void read_gpt2(ObjectReader& o, TransformerConfig& c) {
+void read_gpt2(ConfigFields& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "n_embd", "the model width");
   c.num_layers = required_int(o, "n_layer", "the number of transformer layers", kLayers);
   c.num_heads = required_int(o, "n_head", "the number of attention heads");
@@ -194,7 +283,7 @@ void read_gpt2(ObjectReader& o, TransformerConfig& c) {
   c.intermediate_size = optional_int(o, "n_inner", 4 * c.hidden_size);  // GPT2MLP: n_inner or 4 * n_embd
   c.num_kv_heads = c.num_heads;
   if (c.hidden_size % c.num_heads != 0) {
-    fail_at(o, "n_head", "expected a divisor of n_embd = " + std::to_string(c.hidden_size));
+    fail_at(o, "n_head", "expected a divisor of " + o.spelled("n_embd") + " = " + std::to_string(c.hidden_size));
   }
   c.head_dim = c.hidden_size / c.num_heads;
   c.tied_embeddings = o.get_or("tie_word_embeddings", true);
@@ -207,7 +296,7 @@ void read_gpt2(ObjectReader& o, TransformerConfig& c) {
   c.qkv_bias = c.attn_out_bias = c.mlp_bias = true;
 }
 
-void read_gpt_neox(ObjectReader& o, TransformerConfig& c) {
+void read_gpt_neox(ConfigFields& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "intermediate_size", "the MLP width");
   c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
@@ -229,7 +318,7 @@ void read_gpt_neox(ObjectReader& o, TransformerConfig& c) {
   c.qkv_bias = c.attn_out_bias = c.mlp_bias = true;
 }
 
-void read_opt(ObjectReader& o, TransformerConfig& c) {
+void read_opt(ConfigFields& o, TransformerConfig& c) {
   c.hidden_size = required_int(o, "hidden_size", "the model width");
   c.intermediate_size = required_int(o, "ffn_dim", "the MLP width");
   c.num_layers = required_int(o, "num_hidden_layers", "the number of transformer layers", kLayers);
@@ -271,26 +360,27 @@ TransformerConfig read_fields(ObjectReader& o, bool inline_fields, std::string d
   }
   if (auto mt = o.maybe("model_type")) mt->as_choice(supported_model_types());
   const std::string& t = c.model_type;
+  ConfigFields f(o, attribute_map(t), t);
   if (t == "llama" || t == "mistral") {
-    read_llama_like(o, c);
+    read_llama_like(f, c);
     if (t == "llama") {
-      c.qkv_bias = c.attn_out_bias = o.get_or("attention_bias", false);
-      c.mlp_bias = o.get_or("mlp_bias", false);
+      c.qkv_bias = c.attn_out_bias = f.get_or("attention_bias", false);
+      c.mlp_bias = f.get_or("mlp_bias", false);
     }
   } else if (t == "mixtral") {
-    read_mixtral(o, c);
+    read_mixtral(f, c);
   } else if (t == "qwen2") {
-    read_qwen2(o, c);
+    read_qwen2(f, c);
   } else if (t == "qwen2_moe") {
-    read_qwen2_moe(o, c);
+    read_qwen2_moe(f, c);
   } else if (t == "deepseek_v2" || t == "deepseek_v3") {
-    read_deepseek(o, c, t == "deepseek_v3");
+    read_deepseek(f, c, t == "deepseek_v3");
   } else if (t == "gpt2") {
-    read_gpt2(o, c);
+    read_gpt2(f, c);
   } else if (t == "gpt_neox") {
-    read_gpt_neox(o, c);
+    read_gpt_neox(f, c);
   } else {
-    read_opt(o, c);
+    read_opt(f, c);
   }
   // Roughly the parameter count (attention, MLP, experts, embeddings), in floating point so that
   // it cannot overflow: beyond 10^15 the sizes are a typo, and the models' integer sums would not hold.

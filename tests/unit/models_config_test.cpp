@@ -160,6 +160,72 @@ TEST_CASE("Hugging Face configs as users have them", "[unit][models]") {
   }
 }
 
+TEST_CASE("transformers' attribute_map aliases are read as the keys they stand for", "[unit][models]") {
+  auto hf = [](const std::string& text) { return read_hf_config(parse_json_text(text, "config.json")); };
+  SECTION("gpt2 with hidden_size/num_hidden_layers/num_attention_heads/max_position_embeddings") {
+    // GPT2Config.attribute_map sends each alias to n_embd, n_layer, n_head and n_positions, so this is
+    // the shape of tests/data/hf_configs/gpt2.json and the same 124,439,808 parameters as there.
+    const auto c = hf(R"({"model_type": "gpt2", "hidden_size": 768, "num_hidden_layers": 12,
+                          "num_attention_heads": 12, "max_position_embeddings": 1024, "vocab_size": 50257})");
+    CHECK(c.hidden_size == 768);
+    CHECK(c.num_layers == 12);
+    CHECK(c.num_heads == 12);
+    CHECK(c.max_position_embeddings == 1024);
+    CHECK(c.intermediate_size == 3072);  // n_inner absent: 4 x the width given as hidden_size
+    CHECK(count_parameters(c).total == count_parameters(load_hf_config(data_path("gpt2.json"))).total);
+    CHECK(count_parameters(c).total == 124'439'808);
+  }
+  SECTION("a key and its alias may both be given when they agree") {
+    const auto c = hf(R"({"model_type": "gpt2", "n_embd": 768, "hidden_size": 768, "n_layer": 12, "n_head": 12,
+                          "n_positions": 1024, "vocab_size": 50257})");
+    CHECK(c.hidden_size == 768);
+  }
+  SECTION("inline fields take the aliases too") {
+    // The SC'21 row of the test below, written with the llama-style names transformers maps for gpt2.
+    const auto c = inline_model(R"({"model_type": "gpt2", "hidden_size": 2304, "num_hidden_layers": 24,
+                                    "num_attention_heads": 24, "max_position_embeddings": 2048, "vocab_size": 51200})");
+    CHECK(c.head_dim == 96);  // 2304 / 24
+  }
+  SECTION("MoE expert counts: mixtral num_experts, deepseek_v2 num_experts, deepseek_v3 num_local_experts") {
+    // MixtralConfig maps num_experts to num_local_experts: 8 experts, each of intermediate_size.
+    const auto m = hf(R"({"model_type": "mixtral", "hidden_size": 64, "intermediate_size": 128,
+                          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                          "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2})");
+    CHECK(m.moe.num_experts == 8);
+    CHECK(m.moe.expert_intermediate_size == 128);
+    const std::string mla = R"("hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "vocab_size": 100, "kv_lora_rank": 16, "qk_nope_head_dim": 8,
+        "qk_rope_head_dim": 8, "v_head_dim": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32)";
+    // DeepseekV2Config maps num_experts, DeepseekV3Config num_local_experts, to n_routed_experts.
+    CHECK(hf(R"({"model_type": "deepseek_v2", "num_experts": 6, )" + mla + "}").moe.num_experts == 6);
+    CHECK(hf(R"({"model_type": "deepseek_v3", "num_local_experts": 6, )" + mla + "}").moe.num_experts == 6);
+  }
+  SECTION("families without an attribute_map do not take another family's alias") {
+    // LlamaConfig declares no attribute_map: n_embd means nothing to it, inline it is a typo.
+    CHECK_THROWS_WITH(inline_model(R"({"n_embd": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                                       "num_attention_heads": 4, "vocab_size": 100})"),
+                      Catch::Contains("/hidden_size") && Catch::Contains("missing required key 'hidden_size'"));
+  }
+}
+
+TEST_CASE("a key and its alias that disagree are an input error naming both", "[unit][models][bad-input]") {
+  try {
+    (void)read_hf_config(parse_json_text(R"({"model_type": "gpt2", "n_embd": 768, "hidden_size": 1024, "n_layer": 12,
+                                             "n_head": 12, "n_positions": 1024, "vocab_size": 50257})",
+                                         "config.json"));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    // transformers would keep 1024 silently (the alias is set after n_embd); the model refuses to guess.
+    CHECK_THAT(e.what(), Catch::Contains("config.json: /hidden_size") && Catch::Contains("'hidden_size' = 1024") &&
+                             Catch::Contains("'n_embd' = 768") && Catch::Contains("same value"));
+  }
+  // Neither the key nor its alias: the error names both spellings.
+  CHECK_THROWS_WITH(read_hf_config(parse_json_text(R"({"model_type": "gpt2", "n_layer": 12, "n_head": 12,
+                                                       "n_positions": 1024, "vocab_size": 50257})",
+                                                   "config.json")),
+                    Catch::Contains("/n_embd") && Catch::Contains("'n_embd' or its alias 'hidden_size'"));
+}
+
 TEST_CASE("inline model fields, as the validation tables need them", "[unit][models]") {
   // SC'21 Table 1, first row: 24 heads, hidden 2304, 24 layers, vocabulary 51200, sequence 2048.
   const auto c = inline_model(R"({"model_type": "gpt2", "n_embd": 2304, "n_layer": 24, "n_head": 24,
