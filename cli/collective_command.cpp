@@ -21,6 +21,7 @@
 #include "hardware/errors.hpp"
 #include "reports/text_table.hpp"
 #include "sim/nccl/collective_predictor.hpp"
+#include "sim/nccl/nccl_release.hpp"
 
 namespace clustersim::cli {
 
@@ -154,11 +155,18 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
     throw InputError("", "--gpus-per-pod", "expected a divisor of the GPUs per node (" + std::to_string(gpus) +
                                                "), got " + std::to_string(a.gpus_per_pod));
   }
+  // A patch release without a table of its own takes the nearest one of its minor release, said on
+  // stderr and among the output's notes.
+  std::string version_note;
+  std::string version = a.nccl_version;
   try {
-    (void)nc::NcclVersion::builtin(a.nccl_version);
+    const nc::ReleaseTable r = nc::resolve_release(a.nccl_version);
+    version_note = r.note;
+    version = r.table.name;
   } catch (const InputError& e) {
     throw InputError("", "--nccl-version", e.message());
   }
+  if (!version_note.empty()) ctx.err << "warning: --nccl-version " << a.nccl_version << ": " << version_note << "\n";
   std::map<std::string, std::string> env = parse_env(a.env);
   if (a.algo != "auto") {
     const auto algo = nc::parse_algorithm(a.algo);
@@ -182,7 +190,7 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
   cfg.placement.fabric_manager = !a.no_fabric_manager;
   cfg.placement.ranks_per_process = std::max(1, a.threads) * std::max(1, a.gpus_per_thread);
   cfg.env = env;
-  cfg.version = a.nccl_version;
+  cfg.version = version;
   std::optional<hardware::CalibrationProfile> profile;
   if (a.calibration == "none") {
     // Catalog and NCCL fallbacks only, even where the catalog names a profile for the node.
@@ -251,6 +259,7 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
   }
   for (Bytes s : sizes) points.push_back(predictor.predict(*op, s, method));
   std::vector<std::string> notes = predictor.notes();
+  if (!version_note.empty()) notes.insert(notes.begin(), version_note);
   for (const auto& p : points) {
     for (const auto& note : p.notes) {
       if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
@@ -377,7 +386,8 @@ void add_collective_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--format", args->format, "table (nccl-tests style), csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_option("-o,--output", args->output, "Write to this file instead of stdout");
-  cmd->add_option("--nccl-version", args->nccl_version, "NCCL release whose tuner to mirror (2.28, 2.26.2, 2.20.5, 2.18.5, ...)");
+  cmd->add_option("--nccl-version", args->nccl_version, "NCCL release whose tuner to mirror (2.28, 2.26.2, 2.20.5, 2.18.5, ...; another patch release "
+                  "of a known minor release takes its nearest known patch, with a warning)");
   cmd->add_option("-t,--threads", args->threads,
                   "nccl-tests threads of one process (-t), each driving -g GPUs; default 1 (one thread a process, as under MPI)");
   cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread, "GPUs driven by one nccl-tests thread (-g); default 1");

@@ -12,6 +12,7 @@
 #include "hardware/errors.hpp"
 #include "hardware/json_reader.hpp"
 #include "hardware/statistics.hpp"
+#include "sim/nccl/nccl_release.hpp"
 #include "sim/nccl/nccl_version.hpp"
 
 namespace clustersim::sim::nccl {
@@ -103,16 +104,20 @@ std::map<std::string, std::string> read_env(ObjectReader& e, std::map<std::strin
   return env;
 }
 
-std::string results_nccl_version(ObjectReader& o) {
+// The NCCL release a results file was measured with, as the table that predicts it: the release's
+// own table, else the nearest known patch of its minor release (`note` says so); a release of an
+// untabled minor release is an InputError at /environment/nccl_version.
+std::string results_nccl_version(ObjectReader& o, std::string& note) {
   std::string nccl_version = "2.28";
   if (auto env = o.maybe("environment")) {
     if (auto v = env->as_object().maybe("nccl_version")) {
-      // "2.28.9" -> the table of that release if there is one, else its minor release.
       const std::string name = v->as_string();
       try {
-        nccl_version = NcclVersion::builtin(name).name;
-      } catch (const InputError&) {
-        nccl_version = name.substr(0, name.rfind('.'));
+        const ReleaseTable r = resolve_release(name);
+        nccl_version = r.table.name;
+        note = r.note;
+      } catch (const InputError& e) {
+        v->fail_message(e.message());
       }
     }
   }
@@ -125,7 +130,9 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
   std::vector<ValidationSet> sets;
   ObjectReader o = root.as_object();
   const std::map<std::string, std::string> run_env = run_nccl_env(o, base_env);
-  const std::string nccl_version = results_nccl_version(o);
+  std::string version_note;
+  const std::string nccl_version = results_nccl_version(o, version_note);
+  const std::string provenance = file + " (calibration results" + (version_note.empty() ? "" : "; " + version_note) + ")";
   int gpu_count = 0;
   if (auto env = o.maybe("environment")) {
     if (auto gc = env->as_object().maybe("gpu_count")) gpu_count = static_cast<int>(gc->as_int({.min = 0}));
@@ -181,7 +188,7 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
                         machine + ", algo " + algo + ", proto " + proto + ", channels " + channels + ", " + place +
                         settings_text + ", -t " + std::to_string(set.threads_per_process) + " -g " +
                         std::to_string(set.gpus_per_thread) + (single ? ", one launch per timing (-n 1)" : "");
-      set.provenance = file + " (calibration results)";
+      set.provenance = provenance;
       for (const ValueReader& pv : e.at("points").as_array(1)) {
         ObjectReader pt = pv.as_object();
         ValidationPoint p;
@@ -225,7 +232,7 @@ std::vector<ValidationSet> results_sets(const ValueReader& root, const std::stri
         set.name = prefix + "/p2p/" + std::to_string(ranks) + "ranks/" + mode;
         set.description = "NCCL send between two GPUs (" + mode + ") in a communicator of " + std::to_string(ranks) +
                           " " + machine + " GPUs, every pair";
-        set.provenance = file + " (calibration results)";
+        set.provenance = provenance;
         it = by_mode.emplace(mode, sets.size()).first;
         sets.push_back(std::move(set));
       }

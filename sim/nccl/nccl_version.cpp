@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <span>
 
@@ -307,21 +308,49 @@ NcclVersion NcclVersion::parse(std::string_view text, const std::string& file) {
   return v;
 }
 
-NcclVersion NcclVersion::builtin(std::string_view name) {
-  std::vector<std::string> known;
+namespace {
+
+// Every built-in table, parsed.
+std::vector<NcclVersion> builtin_tables() {
+  std::vector<NcclVersion> out;
   for (const auto& f : builtin_nccl_version_files()) {
-    const std::string stem = std::filesystem::path(std::string(f.path)).stem().string();
-    NcclVersion v = parse(f.text, "sim/nccl/versions/" + std::string(f.path));
-    const bool hit = stem == name || std::find(v.aliases.begin(), v.aliases.end(), name) != v.aliases.end();
-    if (hit) return v;
-    known.push_back(stem);
-    for (const auto& a : v.aliases) known.push_back(a);
+    out.push_back(NcclVersion::parse(f.text, "sim/nccl/versions/" + std::string(f.path)));
   }
-  std::string msg = "unknown NCCL version '" + std::string(name) + "'; expected one of:";
-  std::sort(known.begin(), known.end());
-  for (const auto& k : known) msg += " " + k;
-  if (auto near = nearest_word(name, known)) msg += "; did you mean '" + *near + "'?";
-  throw InputError(msg);
+  // Release order (2.9.x before 2.18.x): by major.minor, then patch.
+  auto patch = [](const std::string& n) { return std::atoi(n.substr(n.rfind('.') + 1).c_str()); };
+  std::sort(out.begin(), out.end(), [&](const NcclVersion& a, const NcclVersion& b) {
+    const int ma = NcclVersion::major_minor_of(a.name), mb = NcclVersion::major_minor_of(b.name);
+    return ma != mb ? ma < mb : patch(a.name) < patch(b.name);
+  });
+  return out;
+}
+
+// "2.18.5 (2.18), 2.20.5 (2.20), ..., 2.28.7, 2.28.9 (2.28)": each table with the aliases that name it.
+std::string known_releases(const std::vector<NcclVersion>& tables) {
+  std::string out;
+  for (const auto& v : tables) {
+    out += (out.empty() ? "" : ", ") + v.name;
+    std::string aliases;
+    for (const auto& a : v.aliases) aliases += (aliases.empty() ? "" : ", ") + a;
+    if (!aliases.empty()) out += " (" + aliases + ")";
+  }
+  return out;
+}
+
+const NcclVersion* named(const std::vector<NcclVersion>& tables, std::string_view name) {
+  for (const auto& v : tables) {
+    if (v.name == name || std::find(v.aliases.begin(), v.aliases.end(), name) != v.aliases.end()) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+NcclVersion NcclVersion::builtin(std::string_view name) {
+  const std::vector<NcclVersion> tables = builtin_tables();
+  if (const NcclVersion* v = named(tables, name)) return *v;
+  throw InputError("unknown NCCL version '" + std::string(name) + "'; expected one of the known releases: " +
+                   known_releases(tables));
 }
 
 std::vector<std::pair<std::string, std::string>> NcclVersion::builtin_list() {

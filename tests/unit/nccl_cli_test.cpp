@@ -102,6 +102,43 @@ TEST_CASE("collective rejects bad input with exit 2 and the expectation", "[unit
   bad({"collective", "--op", "all_reduce", "--system", "hgx-h100", "-t", "0"}, "-t");
 }
 
+TEST_CASE("collective --nccl-version: a patch release is warned about, an unknown minor release refused",
+          "[unit][cli][nccl]") {
+  const std::vector<std::string> base{"collective", "--op", "all_reduce", "--system", "hgx-h100", "-b", "1M", "-e", "1M",
+                                      "--format", "json", "--nccl-version"};
+  auto with = [&](const std::string& v) {
+    std::vector<std::string> args = base;
+    args.push_back(v);
+    return run(args);
+  };
+  // 2.28.3 has no table; of 2.28.7 and 2.28.9 the nearer is 2.28.7, which predicts exactly as if
+  // named, and the warning names both releases.
+  const Result patch = with("2.28.3");
+  REQUIRE(patch.rc == 0);
+  CHECK_THAT(patch.err, Catch::Contains("warning: --nccl-version 2.28.3") && Catch::Contains("NCCL 2.28.7"));
+  const auto doc = nlohmann::json::parse(patch.out);
+  CHECK(doc.at("nccl_version") == "2.28.7");
+  const auto named = nlohmann::json::parse(with("2.28.7").out);
+  CHECK(doc.at("points") == named.at("points"));
+  CHECK_THAT(doc.at("notes").front().get<std::string>(), Catch::Contains("2.28.3"));
+  // 2.27 is no minor release with a table: exit 2, naming the flag and the known releases.
+  const Result minor = with("2.27");
+  CHECK(minor.rc == 2);
+  CHECK(minor.out.empty());
+  CHECK_THAT(minor.err, Catch::Contains("--nccl-version: unknown NCCL version '2.27'") && Catch::Contains("2.26.2 (2.26)") &&
+                            Catch::Contains("2.28.9 (2.28)"));
+  // Results measured under NCCL 2.21.5 (no 2.21 table): refused where the file says so.
+  testing::TempDir dir;
+  const auto results = dir.write("r.json", R"({
+    "schema_version": 1, "kind": "clustersim-calibration-results",
+    "environment": {"gpu_name": "NVIDIA H200", "gpu_count": 4, "nccl_version": "2.21.5", "instance_type": null},
+    "collectives": [{"op": "all_reduce", "nodes": 1, "gpus_per_node": 4, "nranks": 4,
+      "points": [{"size_bytes": 1048576, "time_us": 20.0}]}]})");
+  const Result v = run({"validate", "collectives", "--results", results.string(), "--system", "hgx-h200"});
+  CHECK(v.rc == 2);
+  CHECK_THAT(v.err, Catch::Contains("r.json: /environment/nccl_version: unknown NCCL version '2.21.5'"));
+}
+
 TEST_CASE("validate collectives prints every published set and reads results JSON", "[unit][cli][nccl]") {
   const Result r = run({"validate", "collectives"});
   REQUIRE(r.rc == 0);

@@ -5,6 +5,7 @@
 
 #include "hardware/errors.hpp"
 #include "sim/nccl/nccl_env.hpp"
+#include "sim/nccl/nccl_release.hpp"
 #include "sim/nccl/nccl_version.hpp"
 
 using namespace clustersim;
@@ -92,6 +93,44 @@ TEST_CASE("release tables load by name and alias", "[unit][nccl]") {
     FAIL("expected an InputError");
   } catch (const InputError& err) {
     CHECK_THAT(err.what(), Catch::Contains("2.28.9") && Catch::Contains("2.18.5"));
+  }
+}
+
+TEST_CASE("an untabled patch release takes the nearest tabled patch of its minor release", "[unit][nccl]") {
+  // Tables: 2.18.5, 2.20.5, 2.26.2, 2.28.7, 2.28.9.
+  SECTION("a tabled release or alias is itself, with nothing to say") {
+    const ReleaseTable r = resolve_release("2.28");
+    CHECK(r.table.name == "2.28.9");
+    CHECK(r.note.empty());
+  }
+  SECTION("2.28.3: |3 - 7| = 4 beats |3 - 9| = 6, so 2.28.7, and the note names both") {
+    const ReleaseTable r = resolve_release("2.28.3");
+    CHECK(r.table.name == "2.28.7");
+    CHECK(r.requested == "2.28.3");
+    CHECK_THAT(r.note, Catch::Contains("NCCL 2.28.3") && Catch::Contains("NCCL 2.28.7") &&
+                           Catch::Contains("nearest known patch release of 2.28"));
+  }
+  SECTION("2.28.8 is as near 2.28.7 as 2.28.9: the newer is taken") { CHECK(resolve_release("2.28.8").table.name == "2.28.9"); }
+  SECTION("one table in the minor release: 2.20.3 and 2.26.6 take it") {
+    CHECK(resolve_release("2.20.3").table.name == "2.20.5");
+    CHECK(resolve_release("2.26.6").table.name == "2.26.2");
+  }
+  SECTION("an untabled minor release is an error listing the known releases, with no guess") {
+    for (const char* release : {"2.21.5", "2.27", "2.28.x"}) {
+      INFO(release);
+      try {
+        (void)resolve_release(release);
+        FAIL("no error");
+      } catch (const InputError& e) {
+        CHECK_THAT(e.what(), Catch::Contains("unknown NCCL version '" + std::string(release) + "'") &&
+                                 Catch::Contains("2.18.5 (2.18), 2.20.5 (2.20), 2.26.2 (2.26), 2.28.7, 2.28.9 (2.28)"));
+        // 2.27 is one edit from 2.20 and 2.28 alike: an edit-distance guess would mislead.
+        CHECK_THAT(e.what(), !Catch::Contains("did you mean"));
+      }
+    }
+  }
+  SECTION("NcclVersion::builtin stays exact: a scenario's pinned release is one with a table") {
+    CHECK_THROWS_WITH(NcclVersion::builtin("2.28.3"), Catch::Contains("unknown NCCL version '2.28.3'"));
   }
 }
 
