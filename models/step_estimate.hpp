@@ -63,7 +63,7 @@ struct CommSummary {
 
 // The host side of one rank (compute_model.hpp HostThreads), where the step does CPU work.
 struct HostSummary {
-  bool cpu_work = false;      // CPU Adam or framework hooks in the step
+  bool cpu_work = false;      // CPU Adam, framework hooks or kernel issue in the step
   int threads_per_rank = 1;   // OMP_NUM_THREADS in effect
   double cores_per_rank = 1;  // physical cores its threads get
   int ranks_per_node = 1;

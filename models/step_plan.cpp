@@ -70,8 +70,6 @@ PassItem comm_item(int comm, int beside, std::string name) {
   return it;
 }
 
-// Kernels with their times, built once per plan: every stage's layers of one kind run the same
-// kernels (layer_ops.hpp depends on the layer only through whether it is a MoE layer).
 // DeepSpeed ZeRO-3's parameter reuse (runtime/zero/partitioned_param_coordinator.py,
 // __params_to_release): after a module runs, its hook releases the module's parameters unless the
 // traced order uses them again before stage3_max_reuse_distance elements of module parameters have
@@ -93,50 +91,52 @@ struct Zero3Fetch {
 std::vector<Zero3Fetch> zero3_fetches(const std::vector<std::vector<ModuleNumel>>& modules,
                                       const std::vector<bool>& recomputed, double max_reuse_distance) {
   struct Use {
-    int unit, module;
+    int unit, module, id;  // id: the module's index over all units
     bool backward;
   };
   std::vector<Use> trace;
   const int n = static_cast<int>(modules.size());
+  std::vector<int> first(modules.size() + 1, 0);  // id of unit u's first module
+  for (int u = 0; u < n; ++u) first[u + 1] = first[u] + static_cast<int>(modules[u].size());
   for (int u = 0; u < n; ++u) {
-    for (int m = 0; m < static_cast<int>(modules[u].size()); ++m) trace.push_back({u, m, false});
+    for (int m = 0; m < static_cast<int>(modules[u].size()); ++m) trace.push_back({u, m, first[u] + m, false});
   }
   for (int u = n - 1; u >= 0; --u) {
     const int mods = static_cast<int>(modules[u].size());
     if (recomputed[u]) {
-      for (int m = 0; m < mods; ++m) trace.push_back({u, m, true});
+      for (int m = 0; m < mods; ++m) trace.push_back({u, m, first[u] + m, true});
     }
-    for (int m = mods - 1; m >= 0; --m) trace.push_back({u, m, true});
+    for (int m = mods - 1; m >= 0; --m) trace.push_back({u, m, first[u] + m, true});
   }
   // prefix[i]: elements of trace[0 .. i-1]; next[i]: the next use of the same module, or -1.
   const std::size_t len = trace.size();
   std::vector<double> prefix(len + 1, 0.0);
   for (std::size_t i = 0; i < len; ++i) prefix[i + 1] = prefix[i] + modules[trace[i].unit][trace[i].module].all();
-  std::vector<long> next(len, -1);
-  std::map<std::pair<int, int>, long> later;
+  std::vector<long> next(len, -1), later(static_cast<std::size_t>(first[n]), -1);
   for (long i = static_cast<long>(len) - 1; i >= 0; --i) {
-    const auto key = std::make_pair(trace[i].unit, trace[i].module);
-    auto it = later.find(key);
-    next[i] = it == later.end() ? -1 : it->second;
-    later[key] = i;
+    long& seen = later[static_cast<std::size_t>(trace[i].id)];
+    next[i] = seen;
+    seen = i;
   }
   std::vector<Zero3Fetch> out(modules.size());
-  std::map<std::pair<int, int>, bool> available;
+  std::vector<char> available(static_cast<std::size_t>(first[n]), 0);
   for (std::size_t i = 0; i < len; ++i) {
     const Use& use = trace[i];
     const ModuleNumel& mod = modules[use.unit][use.module];
-    bool& here = available[{use.unit, use.module}];
+    char& here = available[static_cast<std::size_t>(use.id)];
     if (!here) {
       ModuleNumel& f = use.backward ? out[use.unit].backward : out[use.unit].forward;
       f.dense += mod.dense;
       f.expert += mod.expert;
     }
     // Kept when the next use comes before the walk past the modules in between reaches the limit.
-    here = next[i] >= 0 && prefix[next[i]] - prefix[i + 1] < max_reuse_distance;
+    here = next[i] >= 0 && prefix[static_cast<std::size_t>(next[i])] - prefix[i + 1] < max_reuse_distance;
   }
   return out;
 }
 
+// Kernels with their times, built once per plan: every stage's layers of one kind run the same
+// kernels (layer_ops.hpp depends on the layer only through whether it is a MoE layer).
 struct OpsCache {
   std::map<int, LayerOps> layers;  // key: 1 for a MoE layer, 0 for a dense one
   std::map<int, LayerCommSizes> comm;  // the same key
@@ -444,7 +444,6 @@ class StageBuilder {
                              in_.host.dtensor_per_linear(true) * linears;
     }
   }
-
 
   UnitPass embedding_pass(const StageCommSizes& sc) {
     if (!ops_.embedding) {
