@@ -312,9 +312,20 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
                      {"channels", p.channels},
                      {"gpu_time_us", p.gpu_time.microseconds()},
                      {"host_time_us", p.host_time.microseconds()},
-                     {"uncertainty", p.uncertainty}});
+                     {"uncertainty", p.uncertainty},
+                     {"band",
+                      {{"coverage", 0.68},
+                       {"low_us", p.time.microseconds() * std::max(0.0, 1 - p.uncertainty)},
+                       {"high_us", p.time.microseconds() * (1 + p.uncertainty)}}},
+                     {"band_90",
+                      {{"coverage", 0.90},
+                       {"low_us", p.time.microseconds() * std::max(0.0, 1 - nc::kBandZ90 * p.uncertainty)},
+                       {"high_us", p.time.microseconds() * (1 + nc::kBandZ90 * p.uncertainty)}}}});
     }
     j["points"] = pts;
+    j["uncertainty"] = {{"coverage", 0.68},
+                        {"meaning", "each point's band: time x (1 +- uncertainty), one standard deviation; band_90 "
+                                    "uses 1.645"}};
     out << j.dump(2) << '\n';
   } else {
     const bool has_root = *op == nc::CollectiveOp::BROADCAST || *op == nc::CollectiveOp::REDUCE;
@@ -354,8 +365,9 @@ void run_collective(Context& ctx, const CollectiveArgs& a) {
     }
     t.write(out, "  ");
     out << "# Avg bus bandwidth    : " << fixed(points.empty() ? 0.0 : sum_busbw / points.size(), 4) << "\n";
-    out << "# Uncertainty (1 sd)   : " << fixed(100.0 * (points.empty() ? 0.0 : points.front().uncertainty), 0)
-        << "% of time\n";
+    const double u = points.empty() ? 0.0 : points.front().uncertainty;
+    out << "# Band (68%, 1 sd)     : +-" << fixed(100.0 * u, 0) << "% of time (90% band: +-"
+        << fixed(100.0 * nc::kBandZ90 * u, 0) << "%)\n";
   }
   ctx.emit(a.output, out.str());
 }

@@ -45,6 +45,18 @@ std::string fixed(double v, int decimals) {
 
 std::string gib(Bytes b) { return fixed(b.as_double() / (1024.0 * 1024 * 1024), 2) + " GiB"; }
 
+// Where the band's widths come from, in one line.
+std::string band_method(const models::StepEstimate& e) {
+  const std::string basis = e.band.calibrated ? "calibrated" : "catalog-default";
+  const std::string head = e.band.regime + "-bound step on " + basis + " parameters; ";
+  if (e.band.cell.empty()) {
+    return head + "no validation residuals are built in: the parameters' own uncertainty (" +
+           fixed(100 * e.band.scale, 1) + "%) as a normal band";
+  }
+  return head + "widths from the residuals of " + std::to_string(e.band.scores) + " validation steps (" +
+         e.band.cell + "), split conformal";
+}
+
 std::string seconds(double s) {
   if (s >= 1) return fixed(s, 3) + " s";
   if (s >= 1e-3) return fixed(s * 1e3, 2) + " ms";
@@ -103,7 +115,18 @@ nlohmann::json to_json(const models::Scenario& s, const models::StepEstimate& e)
                  {"shortfall_bytes", e.memory.shortfall.count()},
                  {"host_bytes_per_node", e.memory.host_bytes.count()}};
   j["fits_in_memory"] = e.memory.fits;
-  j["uncertainty"] = {{"low_s", e.low_s}, {"high_s", e.high_s}};
+  j["uncertainty"] = {{"coverage", e.band.coverage},
+                      {"low_s", e.low_s},
+                      {"high_s", e.high_s},
+                      {"bands",
+                       json::array({{{"coverage", e.band.coverage}, {"low_s", e.low_s}, {"high_s", e.high_s}},
+                                    {{"coverage", 0.9}, {"low_s", e.band.low90_s}, {"high_s", e.band.high90_s}}})},
+                      {"regime", e.band.regime},
+                      {"parameters", e.band.calibrated ? "calibrated" : "catalog defaults"},
+                      {"scale", e.band.scale},
+                      {"validation_cell", e.band.cell},
+                      {"validation_steps", e.band.scores},
+                      {"method", band_method(e)}};
   json comms = json::array();
   for (const auto& c : e.comms) {
     comms.push_back({{"name", c.name},
@@ -136,7 +159,9 @@ std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
   const double T = e.step_time_s;
   auto pct = [&](double v) { return T > 0 ? fixed(100 * v / T, 1) + "%" : std::string("-"); };
   o << "Scenario:        " << s.name << " (" << models::to_string(e.fidelity) << " simulation)\n";
-  o << "Step time:       " << seconds(T) << "  (band " << seconds(e.low_s) << " - " << seconds(e.high_s) << ")\n";
+  o << "Step time:       " << seconds(T) << "  (68% band " << seconds(e.low_s) << " - " << seconds(e.high_s)
+    << ", 90% band " << seconds(e.band.low90_s) << " - " << seconds(e.band.high90_s) << ")\n";
+  o << "Band:            " << band_method(e) << "\n";
   o << "Tokens/step:     " << e.tokens_per_step << "\n";
   o << "Throughput:      " << fixed(e.tokens_per_s, 0) << " tokens/s\n";
   o << "MFU:             " << fixed(100 * e.mfu, 1) << "%\n";

@@ -258,8 +258,8 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
                     {"repeat_spread", g.repeat_spread},
                     {"session_deviations", g.session_compared},
                     {"session_spread", g.session_spread},
-                    {"within_1sd", g.within_1sd},
-                    {"within_2sd", g.within_2sd}});
+                    {"coverage_68", g.within68},
+                    {"coverage_90", g.within90}});
       if (auto t = group_threshold(g)) {
         jg.back()["threshold"] = {{"median_abs_error", *t}};
         jg.back()["within_threshold"] = g.median_abs_error <= *t;
@@ -324,7 +324,7 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
     // forced algorithm and protocol come to, repeats and in-place columns pooled.
     reports::TextTable gt(
         {"source", "transport", "op", "algo", "proto", "sets", "points", "median |error|", "recorded", "configs",
-         "of medians", "repeat spread", "session spread", "in 1 sd", "in 2 sd", ""},
+         "of medians", "repeat spread", "session spread", "in 68% band", "in 90% band", ""},
         {Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
          Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT,
          Align::LEFT});
@@ -339,15 +339,28 @@ void run_validate(Context& ctx, const ValidateArgs& a) {
       gt.add_row({g.source, g.transport, g.op, g.algo, g.proto, std::to_string(g.sets), std::to_string(g.points),
                   pct_abs(g.median_abs_error), t ? pct_abs(*t) : "-", std::to_string(g.configurations),
                   pct_abs(g.config_median_abs_error), g.repeated > 0 ? pct_abs(g.repeat_spread) : "-",
-                  g.session_compared > 0 ? pct_abs(g.session_spread) : "-", pct_whole(g.within_1sd),
-                  pct_whole(g.within_2sd), flag});
+                  g.session_compared > 0 ? pct_abs(g.session_spread) : "-", pct_whole(g.within68),
+                  pct_whole(g.within90), flag});
     }
     out << "\nGroups (counted points pooled by source, transport, op, forced algorithm and protocol): " << within
         << " of " << groups.size() << " within 10% (" << within_medians
         << " against their configurations' medians); recorded: the median |error| the thresholds file lets the group reach with these parameters; configs, of medians: the configurations (command and size) behind the points, and the median |error| against each one's median measured time; repeat spread: the median deviation of runs of one configuration "
-           "from their median; session spread: the same for its sessions' medians; in 1 sd, in 2 sd: the points "
-           "whose measured time lies within the prediction's one and two standard deviations\n";
+           "from their median; session spread: the same for its sessions' medians; in 68% band, in 90% band: the "
+           "points whose measured time lies within the prediction's 68% band (one standard deviation) and 90% band "
+           "(1.645)\n";
     gt.write(out, "  ");
+    {
+      double n = 0, in68 = 0, in90 = 0;
+      for (const auto& g : groups) {
+        n += g.points;
+        in68 += g.within68 * g.points;
+        in90 += g.within90 * g.points;
+      }
+      if (n > 0) {
+        out << "Bands over all " << static_cast<long long>(n) << " counted points: " << pct_whole(in68 / n)
+            << " inside the 68% band, " << pct_whole(in90 / n) << " inside the 90% band\n";
+      }
+    }
     // The same groups' signed error by size band: where it keeps one sign and level the host or
     // the session sets it; where it moves with size, the model's shape does.
     std::vector<std::string> bh{"source", "transport", "op", "algo", "proto"};

@@ -5,6 +5,11 @@
 // then this project's own measured PyTorch FSDP2 steps on 4 x H200, step time and peak memory.
 // --calibration FILE uses that profile for the sets on Hopper GPUs (the H100 table, the H200
 // probes); the A100 table keeps its system's default.
+// Then the step band (models/step_band.hpp) over every committed step measurement: per set, the
+// share inside the 68% and 90% bands, each band made without the measurement's own score, and the
+// 90% band's median half-width. --check also fails when the share of all steps, or of the
+// out-of-sample ones, falls more than kCoverageSlack below the band's claim; --record-bands FILE writes the scores the built-in band
+// uses (models/data/step_band_scores.json).
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -15,7 +20,9 @@
 
 #include "cli/app.hpp"
 #include "hardware/embedded_file.hpp"
+#include "hardware/atomic_file.hpp"
 #include "hardware/errors.hpp"
+#include "models/step_residuals.hpp"
 #include "models/training_validation.hpp"
 #include "reports/text_table.hpp"
 
@@ -29,8 +36,12 @@ struct TrainingArgs {
   std::string data_dir;
   std::string format = "text";
   std::string calibration;
+  std::string record_bands;
   bool check = false;
 };
+
+// How far below its claim a set's band coverage may fall before --check fails.
+constexpr double kCoverageSlack = 0.10;
 
 std::string read_data(const TrainingArgs& a, const std::string& name) {
   if (!a.data_dir.empty()) {
@@ -78,6 +89,15 @@ void run(Context& ctx, const TrainingArgs& a) {
   const auto thresholds = models::load_training_thresholds(read_data(a, "training_thresholds.json"),
                                                            "training_thresholds.json");
   bool breach = false;
+  const std::vector<models::StepResidual> residuals =
+      models::collect_step_residuals([&](const std::string& n) { return read_data(a, n); }, ctx.catalog());
+  const models::StepBandTable band_table = models::step_band_table(residuals);
+  const std::vector<models::BandCheck> band_checks = models::check_step_bands(residuals, band_table);
+  const std::vector<models::BandCoverage> coverage = models::band_coverage(band_checks);
+  for (const auto& c : coverage) {
+    if (c.group != "all" && c.group != "out of sample") continue;
+    breach = breach || c.within68 < 0.68 - kCoverageSlack || c.within90 < 0.90 - kCoverageSlack;
+  }
   std::ostringstream out;
   if (a.format == "json") {
     nlohmann::json j;
@@ -130,6 +150,15 @@ void run(Context& ctx, const TrainingArgs& a) {
                             {"optimizer_s", r.estimate.breakdown.optimizer_s}});
     }
     j["probes"] = jp;
+    nlohmann::json jb = nlohmann::json::array();
+    for (const auto& c : coverage) {
+      jb.push_back({{"group", c.group},
+                    {"measurements", c.measurements},
+                    {"coverage_68", c.within68},
+                    {"coverage_90", c.within90},
+                    {"median_half_width_90", c.median_half_width90}});
+    }
+    j["bands"] = {{"method", "split conformal, leave-one-out"}, {"groups", jb}};
     out << j.dump(2) << "\n";
   } else {
     using Align = reports::TextTable::Align;
@@ -175,6 +204,22 @@ void run(Context& ctx, const TrainingArgs& a) {
     const bool over = probe_breach(probes, thresholds);
     breach = breach || over;
     out << (over ? "  EXCEEDED a recorded threshold" : "") << "\n";
+    out << "\n== step bands: every committed step measurement inside its 68% and 90% bands, each band made\n"
+           "   from the other measurements' scores (leave-one-out; models/step_band.hpp)\n";
+    reports::TextTable bt({"set", "steps", "in 68% band", "in 90% band", "90% half-width (median)", ""},
+                          {Align::LEFT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::RIGHT, Align::LEFT});
+    for (const auto& c : coverage) {
+      const bool low = c.within68 < 0.68 - kCoverageSlack || c.within90 < 0.90 - kCoverageSlack;
+      bt.add_row({c.group, std::to_string(c.measurements), pct(c.within68, false), pct(c.within90, false),
+                  pct(c.median_half_width90, false), low ? "BELOW CLAIM" : "ok"});
+    }
+    bt.write(out, "   ");
+  }
+  if (!a.record_bands.empty()) {
+    write_file_atomically(a.record_bands,
+                          band_table.to_json("Residuals of the step band (models/step_band.hpp): every committed "
+                                             "step measurement, written by `clustersim validate training "
+                                             "--record-bands`."));
   }
   ctx.emit("", out.str());
   if (a.check && breach) throw RuntimeError("a training validation error exceeds its recorded threshold");
@@ -191,7 +236,10 @@ void add_validate_training(CLI::App& validate, Context& ctx) {
   cmd->add_option("--calibration", args->calibration,
                   "Calibration profile for the sets on Hopper GPUs (H100 table, H200 probes)")
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--check", args->check, "Exit 1 when an error exceeds its recorded threshold");
+  cmd->add_flag("--check", args->check,
+                "Exit 1 when an error exceeds its recorded threshold or a band covers far less than it claims");
+  cmd->add_option("--record-bands", args->record_bands,
+                  "Write the step band's scores (models/data/step_band_scores.json) from this run");
   cmd->callback([&ctx, args]() { run(ctx, *args); });
 }
 

@@ -1,5 +1,7 @@
 #include "models/plan_runner.hpp"
 
+#include "models/step_band.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -114,8 +116,12 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
   c.wall_low_s = expected_wall(c.compute_low_s, c.checkpoint, causes).nominal_s;
   c.wall_high_s = expected_wall(c.compute_high_s, c.checkpoint, causes).nominal_s;
   const auto& confidence = plan_.job.confidence;
-  const double compute_q = confidence ? compute_at_confidence(c.compute_s, c.compute_low_s, c.compute_high_s, *confidence)
-                                      : c.compute_s;
+  // At a confidence: the step's own quantile where the step model gave its band (step_band.hpp),
+  // else a normal band through [low, high] as one standard deviation.
+  const double compute_q = !confidence             ? c.compute_s
+                           : !est.band.regime.empty() ? steps * step_time_quantile(est, *confidence)
+                                                      : compute_at_confidence(c.compute_s, c.compute_low_s,
+                                                                              c.compute_high_s, *confidence);
   c.wall_q_s = expected_wall(compute_q, c.checkpoint, causes).nominal_s;
   c.failures = failures;
   c.node_hours = nodes * c.wall.nominal_s / 3600;

@@ -342,6 +342,11 @@ NcclSpec read_nccl(ValueReader v) {
 
 }  // namespace
 
+bool is_builtin_profile_name(std::string_view calibration) {
+  const bool json = calibration.size() >= 5 && calibration.substr(calibration.size() - 5) == ".json";
+  return !calibration.empty() && calibration.find('/') == std::string_view::npos && !json;
+}
+
 Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& base_dir) {
   Scenario s;
   s.file = doc.file();
@@ -360,7 +365,10 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
   if (auto n = top.maybe("nccl")) s.nccl = read_nccl(*n);
   if (auto c = top.maybe("calibration")) {
     s.calibration = c->as_string();
-    if (s.calibration != "default" && s.calibration != "none") s.calibration = resolve(base_dir, s.calibration).string();
+    // A bare name (no '/', no ".json") is a built-in profile; anything else a file beside the scenario.
+    if (s.calibration != "default" && s.calibration != "none" && !is_builtin_profile_name(s.calibration)) {
+      s.calibration = resolve(base_dir, s.calibration).string();
+    }
   }
   top.finish();
 

@@ -188,12 +188,18 @@ struct Scenario {
   ParallelismSpec parallelism;
   ClusterSpec cluster;
   NcclSpec nccl;
-  std::string calibration = "default";  // "default", "none" (catalog fallbacks only) or a profile path (resolved)
+  // "default", "none" (catalog fallbacks only), a built-in profile's name (is_builtin_profile_name)
+  // or a profile path (resolved).
+  std::string calibration = "default";
   // Keys the loader read and accepted but the model does not follow (a DeepSpeed config's ZeRO++
   // settings, ...), one line each naming the file and key.
   std::vector<std::string> warnings;
   int world_size() const { return cluster.nodes * cluster.gpus_per_node; }
 };
+
+// Whether a scenario's "calibration" names a built-in profile rather than a file: no '/' and no
+// ".json" ending ("lent-1xh100-2026-12-host"; "./mine.json" or "mine.json" are files).
+bool is_builtin_profile_name(std::string_view calibration);
 
 // Loads a scenario strictly. Paths inside it (hf_config, deepspeed_config, calibration) are resolved
 // against the scenario's directory.

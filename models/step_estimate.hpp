@@ -76,11 +76,24 @@ struct HostSummary {
   std::int64_t kernels = 0;   // kernels launched over the step
 };
 
+// The step time's band (step_band.hpp): [low_s, high_s] of StepEstimate holds the measured step
+// with probability `coverage`; the 90% band beside it.
+struct StepBand {
+  double coverage = 0.68;
+  double low90_s = 0, high90_s = 0;
+  std::string regime;      // "compute", "communication", "host"
+  bool calibrated = false; // the regime's parameters came from a calibration profile
+  double scale = 0;        // the parameters' own relative uncertainty (prior_sigma), for reference
+  std::string cell;        // the validation scores behind the widths ("compute, calibrated"; "" none)
+  int scores = 0;          // how many
+};
+
 struct StepEstimate {
   Fidelity fidelity = Fidelity::FAST;
   double step_time_s = 0;
-  double low_s = 0;   // uncertainty band from the parameters' uncertainties
+  double low_s = 0;   // the band of probability band.coverage (68%)
   double high_s = 0;
+  StepBand band;
   std::int64_t tokens_per_step = 0;
   double tokens_per_s = 0;
   double model_flops_per_step = 0;  // 6N-style model FLOPs (no recomputation) summed over ranks

@@ -7,6 +7,7 @@
 #include "hardware/errors.hpp"
 #include "models/compute_model.hpp"
 #include "models/rank_grid.hpp"
+#include "models/step_band.hpp"
 #include "models/step_builder.hpp"
 #include "models/step_fast.hpp"
 #include "models/step_plan.hpp"
@@ -22,18 +23,6 @@ std::string gib(Bytes b) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f GiB", b.as_double() / (1024.0 * 1024 * 1024));
   return buf;
-}
-
-// Root-mean-square relative uncertainty of the used parameters whose names start with `prefix`.
-double rms_uncertainty(const std::vector<hardware::UsedParameter>& used, std::string_view prefix) {
-  double sum = 0;
-  int n = 0;
-  for (const auto& u : used) {
-    if (u.name.compare(0, prefix.size(), prefix) != 0) continue;
-    sum += u.uncertainty * u.uncertainty;
-    ++n;
-  }
-  return n > 0 ? std::sqrt(sum / n) : 0.0;
 }
 
 void check_batch(const Scenario& s, const ParallelLayout& L) {
@@ -147,11 +136,13 @@ const hardware::CalibrationProfile* StepSimulator::profile_for(const Scenario& s
       return nullptr;
     }
   }
-  key = "file:" + s.calibration;
+  const bool builtin = is_builtin_profile_name(s.calibration);
+  key = (builtin ? "builtin:" : "file:") + s.calibration;
   auto it = profiles_.find(key);
   if (it != profiles_.end()) return it->second.get();
   try {
-    auto p = std::make_unique<hardware::CalibrationProfile>(hardware::CalibrationProfile::load(s.calibration));
+    auto p = std::make_unique<hardware::CalibrationProfile>(builtin ? hardware::CalibrationProfile::builtin(s.calibration)
+                                                                    : hardware::CalibrationProfile::load(s.calibration));
     return profiles_.emplace(key, std::move(p)).first->second.get();
   } catch (const InputError& e) {
     throw e.located(s.file, "/calibration");
@@ -312,20 +303,8 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
                          "' and use catalog-derived defaults");
   }
 
-  // Uncertainty band.
-  if (e.step_time_s > 0) {
-    const double T = e.step_time_s;
-    const double uc = rms_uncertainty(e.parameters, "compute.");
-    const double un = rms_uncertainty(e.parameters, "nccl.");
-    const double uh = rms_uncertainty(e.parameters, "host.");
-    const StepBreakdown& b = e.breakdown;
-    const double rc = (b.compute_s + b.pipeline_bubble_s + (b.optimizer_s - 0)) / T * uc;
-    const double rn = b.exposed_comm_s / T * un;
-    const double rh = b.offload_s / T * uh;
-    const double u = std::sqrt(rc * rc + rn * rn + rh * rh);
-    e.low_s = T * std::max(0.0, 1 - u);
-    e.high_s = T * (1 + u);
-  }
+  // The band: widths from the validation scores of steps like this one (step_band.hpp).
+  apply_step_band(e);
   for (const auto& st : plan.stages) {
     for (const auto& g : st.groups) {
       if (g.predictor == nullptr) continue;

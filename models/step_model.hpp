@@ -23,13 +23,8 @@
 // not fit is still simulated: fits_in_memory is false, memory.shortfall says by how much and a
 // warning names the stage (`simulate --require-fit` turns it into an error).
 //
-// Uncertainty: the step's relative uncertainty is the root of the sum of squares of each part's
-// share of the step times the root-mean-square relative uncertainty of the parameters behind it:
-//   compute and optimizer kernels  compute.* parameters
-//   exposed communication, bubble  nccl.* parameters (the bubble is priced in compute, but its
-//                                  length follows the exposed sends; it takes the compute share)
-//   offload and CPU Adam           host.* parameters
-// low_s = step (1 - u), high_s = step (1 + u): one standard deviation.
+// Band: [low_s, high_s] holds the step with 68% probability, band.low90_s..high90_s with 90%;
+// widths from the committed validation steps' residuals, by regime and calibration (step_band.hpp).
 
 #include <map>
 #include <memory>

@@ -223,6 +223,7 @@ ProbeValidationSet run_probe_validation(const std::string& text, const hardware:
     std::string label;
     double step_s = 0, peak = 0;
     nlohmann::json scenario;
+    bool in_sample = false;
   };
   std::vector<Probe> probes;
   doc.root().read_object([&](ObjectReader& top) {
@@ -239,6 +240,7 @@ ProbeValidationSet run_probe_validation(const std::string& text, const hardware:
         p.peak = o.at("peak_allocated_bytes").as_number({.min = 0, .max = 1e15, .min_exclusive = true});
         (void)o.maybe("step_times_s");
         (void)o.maybe("measured");
+        if (auto f = o.maybe("in_sample")) p.in_sample = f->as_bool();
         p.scenario = o.at("scenario").raw();
         probes.push_back(std::move(p));
       });
@@ -253,6 +255,7 @@ ProbeValidationSet run_probe_validation(const std::string& text, const hardware:
     row.label = p.label;
     row.measured_step_s = p.step_s;
     row.measured_peak_bytes = p.peak;
+    row.in_sample = p.in_sample;
     row.estimate = simulator.estimate(sc, Fidelity::EVENT);
     row.fast_step_s = simulator.estimate(sc, Fidelity::FAST).step_time_s;
     row.predicted_step_s = row.estimate.step_time_s;

@@ -72,6 +72,7 @@ struct ProbeValidationRow {
   double measured_peak_bytes = 0;
   double predicted_peak_bytes = 0;
   double memory_error = 0;
+  bool in_sample = false;  // "in_sample": a parameter the prediction uses was fitted on this step
   StepEstimate estimate;
 };
 

@@ -134,7 +134,7 @@ Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids,
   t.id = id;
   t.title = title;
   t.caption = "best first by " + std::string(models::to_string(r.plan.search.rank_by)) +
-              "; bands are the step model's uncertainty carried through";
+              "; bands are the step time's 68% band carried through";
   t.columns = {Column::integer("rank", "Rank"),
                Column::text("system", "System"),
                Column::integer("nodes", "Nodes"),

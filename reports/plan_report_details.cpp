@@ -307,9 +307,8 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
     const double q = *r.plan.job.confidence;
     job.items.push_back({"confidence",
                          fmt(100 * q) + "%: the deadline and the budget are judged at the " + fmt(100 * q) +
-                             "% quantile of time to train and cost, the step-time band read as +-1 standard "
-                             "deviation (a central 68.3% interval of a normal step time), z = " +
-                             fmt(models::normal_quantile(q), 4),
+                             "% quantile of time to train and cost: the step time's quantile from the scores of "
+                             "the committed validation steps of its regime and calibration (split conformal)",
                          "the plan", "", ""});
   } else if (r.plan.job.deadline_s || r.plan.job.budget_usd) {
     job.items.push_back({"confidence", "none given: the deadline and the budget are judged at the point estimate",

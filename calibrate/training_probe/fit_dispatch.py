@@ -8,7 +8,7 @@ as committed:
   python3 calibrate/training_probe/fit_dispatch.py calibrate/results/lent-1xh100-2026-12-07-eager \
       --out calibrate/results/lent-1xh100-2026-12-07-eager/host-dispatch.json \
       --probes tests/validation/data/training_eager_probes_1xh100.json \
-      --profile calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json
+      --profile calibrate/profiles/lent-1xh100-2026-12-host.json
 
 Where the CPU sets the pace (a phase whose GPU busy time is under --cpu-bound of its wall time), a
 phase's time is its kernels times the CPU's cost per kernel: forward phases from Python

@@ -5,7 +5,7 @@
 as committed:
 
   python3 calibrate/training_probe/fit_host_offload.py calibrate/results/lent-1xh100-2026-12-07-offload \
-      calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json \
+      calibrate/profiles/lent-1xh100-2026-12-host.json \
       tests/validation/data/training_offload_probes_1xh100.json \
       --dispatch calibrate/results/lent-1xh100-2026-12-07-eager/host-dispatch.json
 

@@ -64,6 +64,10 @@
 
 namespace clustersim::sim::nccl {
 
+// A prediction's bands: time x (1 +- u) holds the measurement with 68% probability (one standard
+// deviation of a normal error), time x (1 +- kBandZ90 u) with 90%.
+inline constexpr double kBandZ90 = 1.6449;
+
 struct PredictorConfig {
   hardware::NodeSpec node;
   CommShape shape;
@@ -102,7 +106,7 @@ struct CollectivePrediction {
   Algorithm algorithm = Algorithm::RING;
   Protocol protocol = Protocol::SIMPLE;
   int channels = 1;
-  double uncertainty = 0;   // relative, one standard deviation
+  double uncertainty = 0;   // relative, one standard deviation: the 68% band is time x (1 +- u)
   bool calibrated = false;  // every parameter came from a calibration profile
   std::vector<std::string> notes;
 };

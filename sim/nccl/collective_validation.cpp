@@ -635,7 +635,7 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
   struct Pool {
     std::set<const ValidationSet*> sets;
     std::vector<double> errors;
-    int within_1sd = 0, within_2sd = 0;
+    int within68 = 0, within90 = 0;
     std::array<std::vector<double>, kSizeBands.size()> signed_by_band;
     std::map<RunKey, std::vector<std::pair<std::string, double>>> runs;  // session (results file), measured time
     std::map<RunKey, std::pair<std::vector<double>, std::vector<double>>> configs;  // measured, predicted times
@@ -664,8 +664,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
       // |m / p - 1| against the prediction's relative uncertainty (p = m (1 + error)).
       const double off = std::fabs(1.0 / (1.0 + p.error) - 1.0);
       const double u = p.prediction.uncertainty;
-      pool.within_1sd += off <= u ? 1 : 0;
-      pool.within_2sd += off <= 2 * u ? 1 : 0;
+      pool.within68 += off <= u ? 1 : 0;
+      pool.within90 += off <= kBandZ90 * u ? 1 : 0;
       pool.signed_by_band[static_cast<std::size_t>(size_band(p.point.size.count()))].push_back(p.error);
       const RunKey where{published ? s.name : config, op, p.point.size.count(), p.point.pair_src, p.point.pair_dst,
                          p.point.nodes};
@@ -682,8 +682,8 @@ std::vector<GroupResult> group_results(const std::vector<SetResult>& results) {
     std::tie(g.source, g.transport, g.op, g.algo, g.proto) = key;
     g.sets = static_cast<int>(pool.sets.size());
     g.points = static_cast<int>(pool.errors.size());
-    g.within_1sd = static_cast<double>(pool.within_1sd) / g.points;
-    g.within_2sd = static_cast<double>(pool.within_2sd) / g.points;
+    g.within68 = static_cast<double>(pool.within68) / g.points;
+    g.within90 = static_cast<double>(pool.within90) / g.points;
     g.median_abs_error = median(std::move(pool.errors));
     for (std::size_t b = 0; b < kSizeBands.size(); ++b) {
       g.by_size[b].points = static_cast<int>(pool.signed_by_band[b].size());

@@ -122,12 +122,12 @@ int size_band(long long bytes);
 // is the median of the |s_j / m - 1| (with two sessions, |a - b| / (a + b) each). A model fitted
 // across sessions can do no better than about that against each of them.
 //
-// Whether the predictions say how far off they may be: a counted point is within k standard
-// deviations when its measured time lies within the predicted time x (1 +- k u), u the
-// prediction's relative uncertainty (CollectivePrediction::uncertainty), that is |m / p - 1| <= k u.
-// Honest normal uncertainties hold about 68% of the points within one and 95% within two; far
-// fewer says the prediction claims more than it knows (a host unlike the profile's, or a model
-// that misses its shape), far more that it claims too little.
+// Whether the predictions' bands hold what they claim: a counted point is inside the 68% band when
+// its measured time lies within the predicted time x (1 +- u), u the prediction's relative
+// uncertainty (CollectivePrediction::uncertainty, one standard deviation), that is |m / p - 1| <= u,
+// and inside the 90% band within kBandZ90 u. Far fewer than 68% and 90% says the prediction claims
+// more than it knows (a host unlike the profile's, or a model that misses its shape), far more that
+// it claims too little.
 struct GroupResult {
   std::string source;     // "<machine or system> measured", or the published set's name
   std::string transport;  // see above ("" for a published set)
@@ -147,8 +147,8 @@ struct GroupResult {
   double repeat_spread = 0;
   int session_compared = 0;  // deviations behind the session spread (0: no configuration in two sessions)
   double session_spread = 0;
-  double within_1sd = 0;  // fraction of the counted points within one standard deviation (above)
-  double within_2sd = 0;  // and within two
+  double within68 = 0;  // share of the counted points inside the 68% band (above)
+  double within90 = 0;  // and inside the 90% band
   // The signed error (predicted - measured, over measured) by size band (kSizeBands): its median
   // and the points behind it (0: none in the band). A level shared by every band is the host's or
   // the session's (a calibration moves it); a median that changes sign or size from band to band

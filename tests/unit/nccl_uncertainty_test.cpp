@@ -1,6 +1,6 @@
 // A prediction's uncertainty: the parameters' part and the profile's held-out error for the op and
 // transport (collective_predictor.hpp, 4), and how validation counts the points it covers
-// (collective_validation.hpp, GroupResult::within_1sd).
+// (collective_validation.hpp, GroupResult::within68).
 
 #include <catch2/catch.hpp>
 
@@ -77,7 +77,7 @@ TEST_CASE("a profile's held-out error for the op and transport widens the predic
   CHECK(uf == Approx(none.predict(CollectiveOp::BROADCAST, Bytes::mib(1)).uncertainty));
 }
 
-TEST_CASE("validation counts the points within one and two standard deviations", "[unit][nccl]") {
+TEST_CASE("validation counts the points inside the 68% and 90% bands", "[unit][nccl]") {
   ValidationSet set;
   set.name = "machine/results/all_reduce/4ranks";  // a measured set: pooled into a group
   set.machine = "test machine";
@@ -85,9 +85,9 @@ TEST_CASE("validation counts the points within one and two standard deviations",
   results[0].set = &set;
   // Five counted points at a stated 10%: the measured time m against the predicted p = m (1 +
   // error) is |m / p - 1| = |1 / (1 + error) - 1| off:
-  //   error -0.05 -> 5.3% (within 1 sd); +0.08 -> 7.4% (within 1); +0.15 -> 13.0% (within 2);
-  //   -0.15 -> 17.6% (within 2); +0.30 -> 23.1% (beyond 2 sd, 20%).
-  // Within one: 2 of 5 = 40%; within two: 4 of 5 = 80%. A point below 64 KB is not counted.
+  //   error -0.05 -> 5.3% (inside the 68% band, 10%); +0.08 -> 7.4% (inside); +0.15 -> 13.0%
+  //   (inside the 90% band, 1.6449 x 10% = 16.4%); -0.15 -> 17.6% and +0.30 -> 23.1% (outside).
+  // 68%: 2 of 5 = 40%; 90%: 3 of 5 = 60%. A point below 64 KB is not counted.
   for (double e : {-0.05, 0.08, 0.15, -0.15, 0.30, 0.9}) {
     PointResult r;
     r.point.system = "hgx-h200";
@@ -101,6 +101,6 @@ TEST_CASE("validation counts the points within one and two standard deviations",
   const auto groups = group_results(results);
   REQUIRE(groups.size() == 1);
   CHECK(groups[0].points == 5);
-  CHECK(groups[0].within_1sd == Approx(0.4));
-  CHECK(groups[0].within_2sd == Approx(0.8));
+  CHECK(groups[0].within68 == Approx(0.4));
+  CHECK(groups[0].within90 == Approx(0.6));
 }

@@ -2,7 +2,7 @@
 // without offload_optimizer / offload_param, FSDP2 with and without CPUOffloadPolicy; Hugging Face
 // Llama-3.2 in eager mode; tests/validation/data/training_offload_probes_1xh100.json) against the
 // step model with the host profile fitted on the same machine
-// (calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json: CPU optimizers and copies from their
+// (the built-in profile lent-1xh100-2026-12-host, calibrate/profiles/: CPU optimizers and copies from their
 // benchmarks, ZeRO-3's module hooks from one of these steps; the GPU's parameters keep the
 // catalog's). Prints each step beside its prediction and, for every offloaded step with a
 // measured twin without offload, the offload / no-offload ratio against the predicted ratio.
@@ -42,8 +42,7 @@ std::string twin(const std::string& label) {
 
 TEST_CASE("offload steps measured on one H100", "[validation][step][offload]") {
   const hardware::Catalog catalog = hardware::Catalog::load();
-  const std::string profile =
-      (std::filesystem::path(CLUSTERSIM_SOURCE_DIR) / "calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json").string();
+  const std::string profile = "lent-1xh100-2026-12-host";  // built in (calibrate/profiles/)
   const auto set = run_probe_validation(
       testing::read_source_text("tests/validation/data/training_offload_probes_1xh100.json"), catalog, profile);
   const auto thresholds = load_training_thresholds(
