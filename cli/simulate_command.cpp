@@ -6,9 +6,10 @@
 //
 // A layout that does not fit in GPU memory is still simulated: exit 0, "fits_in_memory": false
 // and a warning saying by how much; --require-fit makes that an input error (exit 2).
-// --trace writes a Perfetto (Chrome JSON) trace of the event simulation: one process per
-// simulated rank (one per pipeline stage), one thread per stream, arrows for pipeline sends and
-// for the gradient collectives their backward kernels start.
+// --trace writes a Perfetto (Chrome JSON) trace of the event simulation (reports/step_trace.hpp):
+// one process per simulated rank (one per pipeline stage), one thread per stream, slices with
+// their micro-batch, layer and collective, arrows for pipeline sends and gradient collectives, and
+// counters for memory and the busiest links.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -20,7 +21,7 @@
 #include "hardware/errors.hpp"
 #include "models/scenario.hpp"
 #include "models/step_model.hpp"
-#include "reports/perfetto_trace.hpp"
+#include "reports/step_trace.hpp"
 #include "reports/text_table.hpp"
 
 namespace clustersim::cli {
@@ -212,45 +213,6 @@ std::string to_text(const models::Scenario& s, const models::StepEstimate& e) {
   return o.str();
 }
 
-// The executed task graph as a Perfetto trace.
-void write_trace(const std::string& path, const models::Scenario& s, const models::StepTimeline& tl) {
-  reports::PerfettoTrace trace;
-  trace.set_metadata("scenario", s.name);
-  trace.set_metadata("generator", "clustersim simulate");
-  const auto& g = tl.graph;
-  for (std::size_t r = 0; r < tl.rank_names.size(); ++r) trace.add_process(static_cast<int>(r), tl.rank_names[r]);
-  std::vector<bool> used(g.stream_count(), false);
-  for (sim::exec::TaskId t = 0; t < g.size(); ++t) {
-    if (g.work(t) != sim::exec::WorkKind::MARKER) used[g.stream_of(t)] = true;
-  }
-  for (std::uint32_t st = 0; st < g.stream_count(); ++st) {
-    if (used[st]) trace.add_thread(g.stream(st).rank, g.stream(st).index, g.stream(st).name);
-  }
-  for (sim::exec::TaskId t = 0; t < g.size(); ++t) {
-    if (g.work(t) == sim::exec::WorkKind::MARKER) continue;
-    const auto& tm = tl.timings[t];
-    const auto& st = g.stream(g.stream_of(t));
-    const Duration start = tm.ready.since_start();
-    const Duration dur = tm.end - tm.ready;
-    reports::TraceArgs args;
-    if (g.work(t) == sim::exec::WorkKind::TRANSFER) {
-      args.add({"flows", static_cast<std::int64_t>(g.flows(t).size())});
-      args.add({"wire_bytes", g.flow_bytes(t).count()});
-    }
-    trace.slice(st.rank, st.index, g.name(t), g.category(t), start, dur, args);
-  }
-  for (const auto& [from, to] : tl.arrows) {
-    const auto& a = g.stream(g.stream_of(from));
-    const auto& b = g.stream(g.stream_of(to));
-    const Duration ta = tl.timings[from].ready.since_start();
-    Duration tb = tl.timings[to].ready.since_start();
-    if (tb < ta) tb = ta;
-    if (g.work(from) == sim::exec::WorkKind::MARKER || g.work(to) == sim::exec::WorkKind::MARKER) continue;
-    trace.flow({a.rank, a.index, ta}, {b.rank, b.index, tb}, g.category(from) == std::string_view("pipeline") ? "send" : "collective");
-  }
-  trace.write(path);
-}
-
 }  // namespace
 
 void add_simulate_command(CLI::App& app, Context& ctx) {
@@ -278,7 +240,7 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
                        "the layout does not fit in GPU memory: peak " + gib(e.memory.peak) + " per GPU, usable " +
                            gib(e.memory.usable) + ", short by " + gib(e.memory.shortfall));
     }
-    if (!a->trace.empty()) write_trace(a->trace, s, timeline);
+    if (!a->trace.empty()) reports::step_trace(s, timeline).write(a->trace);
     if (a->format == "json") {
       ctx.out << to_json(s, e).dump(2) << "\n";
     } else {

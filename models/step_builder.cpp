@@ -4,9 +4,11 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "hardware/errors.hpp"
 #include "models/pipeline_schedule.hpp"
+#include "models/step_timeline.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/exec/stream_executor.hpp"
 #include "sim/nccl/collective_program.hpp"
@@ -77,6 +79,7 @@ class EventBuilder {
 
   sim::exec::TaskGraph& graph() { return graph_; }
   const std::vector<std::int32_t>& task_comm() const { return task_comm_; }
+  std::vector<TaskContext>& context() { return context_; }
   std::vector<std::pair<TaskId, TaskId>>& arrows() { return arrows_; }
 
   void build() {
@@ -119,6 +122,7 @@ class EventBuilder {
     spec.uses_sms = stream == S_COMPUTE;
     const TaskId t = graph_.add(spec);
     task_comm_.push_back(-1);
+    context_.push_back(cur_);
     return t;
   }
 
@@ -130,6 +134,7 @@ class EventBuilder {
     spec.label = marker_label_;
     const TaskId t = graph_.add(spec);
     task_comm_.push_back(-1);
+    context_.push_back(cur_);
     return t;
   }
 
@@ -357,6 +362,8 @@ class EventBuilder {
     }
     const TaskId t = graph_.add_transfer(spec, scratch_);
     task_comm_.push_back(comm);
+    context_.push_back(cur_);
+    context_.back().comm = comm;
     return t;
   }
 
@@ -414,6 +421,7 @@ class EventBuilder {
     std::vector<TaskId> unit_last(n, NO_TASK);
     TaskId first = NO_TASK;
     const bool last_mb = ps.micro_batch == plan_.micro_batches - 1;
+    cur_ = TaskContext{.micro_batch = ps.micro_batch, .chunk = ps.chunk, .pass = std::int8_t(ps.forward ? 1 : 2)};
     auto gather = [&](const UnitPlan& u, TaskId window) {
       const bool fwd = ps.forward;
       const int copy = fwd ? u.h2d : u.h2d_bwd;
@@ -453,6 +461,7 @@ class EventBuilder {
     if (ps.forward) {
       for (int k = 0; k < n; ++k) {
         const UnitPlan& u = st.units[ch.units[k]];
+        cur_.unit = ch.units[k];
         host(u);
         if (st.per_unit_gather) gather(u, k >= 2 ? unit_last[k - 2] : at_start);
         if (ps.micro_batch == 0) {
@@ -467,6 +476,7 @@ class EventBuilder {
       for (int k = n - 1; k >= 0; --k) {
         const UnitPlan& u = st.units[ch.units[k]];
         const int j = n - 1 - k;
+        cur_.unit = ch.units[k];
         host(u);
         if (st.per_unit_gather && st.gather_for_backward) gather(u, j >= 2 ? unit_last[k + 2] : at_start);
         run_items(s, st.passes[u.pass].backward, first);
@@ -504,6 +514,7 @@ class EventBuilder {
         }
       }
     }
+    cur_.unit = -1;
     const std::size_t idx = pass_index(ps.micro_batch, ps.chunk);
     first_compute_[s][ps.forward ? 0 : 1][idx] = first;
     // Sends to the stage that continues this micro-batch.
@@ -521,6 +532,7 @@ class EventBuilder {
         send_[s][ps.forward ? 0 : 1][idx] = ss.last_compute;
       }
     }
+    cur_ = TaskContext{};
   }
 
   void link_pipeline() {
@@ -638,6 +650,8 @@ class EventBuilder {
   std::map<std::string, std::uint32_t> labels_;
   std::uint32_t marker_label_ = 0;
   std::vector<std::int32_t> task_comm_;
+  TaskContext cur_;                    // what the tasks being added stand for
+  std::vector<TaskContext> context_;   // per task
   std::vector<std::vector<std::vector<TaskId>>> first_compute_, send_;
   std::vector<std::vector<std::optional<std::vector<FlowTemplate>>>> flows_;
   std::vector<StageState> stage_state_;
@@ -712,6 +726,63 @@ class Attribution {
   const std::vector<sim::exec::TaskTiming>& tm_;
   int rank_;
 };
+
+// Samples the utilisation of a few links at every recomputation of rates (trace counters).
+class LinkSampler final : public sim::RateObserver {
+ public:
+  LinkSampler(const sim::Topology& topo, const std::vector<sim::LinkId>& links) : topo_(topo), links_(links) {
+    series_.assign(links.size(), std::vector<CounterSample>{{Duration::zero(), 0.0}});
+  }
+
+  void on_rates_changed(const sim::FlowNetwork& net, sim::TimePoint now) override {
+    const Duration t = now.since_start();
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      const double cap = topo_.link(links_[i]).bandwidth.bytes_per_second();
+      // Max-min rates never load a link past its bandwidth; the clamp absorbs rounding.
+      const double u = std::clamp(net.link_usage(links_[i]).load / cap, 0.0, 1.0);
+      auto& v = series_[i];
+      if (v.back().time == t) {
+        v.back().value = u;
+        if (v.size() >= 2 && v[v.size() - 2].value == u) v.pop_back();
+      } else if (v.back().value != u) {
+        v.push_back({t, u});
+      }
+    }
+  }
+
+  std::vector<std::vector<CounterSample>>& series() { return series_; }
+
+ private:
+  const sim::Topology& topo_;
+  const std::vector<sim::LinkId>& links_;
+  std::vector<std::vector<CounterSample>> series_;
+};
+
+constexpr std::size_t kTracedLinks = 8;
+
+// The busiest links' utilisation over the step: the graph is run again on a fresh network with a
+// sampler on them (the busiest are known only once the step has run); the same inputs give the
+// same events, which the makespan check confirms.
+void sample_links(const sim::Topology& topo, const sim::FlowNetwork& first, const sim::exec::TaskGraph& graph,
+                  sim::TimePoint makespan, StepTimeline& timeline) {
+  std::vector<sim::LinkId> links;
+  for (sim::LinkId l : first.busiest_links(kTracedLinks)) {
+    if (first.link_usage(l).bytes > 0) links.push_back(l);
+  }
+  if (links.empty()) return;
+  sim::Simulation sim;
+  auto& net = sim.emplace_model<sim::FlowNetwork>(sim, topo);
+  LinkSampler sampler(topo, links);
+  net.set_rate_observer(&sampler);
+  auto& exec = sim.emplace_model<sim::exec::StreamExecutor>(sim, graph, &net);
+  exec.run();
+  sim.check_all_handled();
+  if (exec.makespan() != makespan) throw std::logic_error("the traced rerun of the step took a different time");
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    timeline.links.push_back(
+        LinkSeries{topo.describe_link(links[i]), first.link_usage(links[i]).bytes, std::move(sampler.series()[i])});
+  }
+}
 
 }  // namespace
 
@@ -789,11 +860,21 @@ StepOutcome simulate_step(const StepPlan& plan, const EventInputs& in, StepTimel
   if (timeline != nullptr) {
     timeline->timings = exec.timings();
     timeline->arrows = std::move(builder.arrows());
+    timeline->context = std::move(builder.context());
+    describe_plan(plan, *timeline);
+    timeline->links.clear();
+    sample_links(topo, net, graph, exec.makespan(), *timeline);
     timeline->rank_names.clear();
     for (int s = 0; s < p; ++s) {
       timeline->rank_names.push_back("stage " + std::to_string(s) + " (rank " + std::to_string(plan.stages[s].rank) + ")");
     }
     timeline->graph = std::move(graph);
+    timeline->memory.clear();
+    timeline->memory_peak.clear();
+    for (int s = 0; s < p; ++s) {
+      timeline->memory.push_back(memory_track(plan, s, *timeline));
+      timeline->memory_peak.push_back(plan.stages[s].memory.peak);
+    }
   }
   return out;
 }

@@ -42,12 +42,59 @@
 
 namespace clustersim::models {
 
+// What a task of the timeline stands for (trace args); -1 where it does not apply.
+struct TaskContext {
+  std::int64_t micro_batch = -1;
+  std::int32_t chunk = -1;  // virtual pipeline chunk
+  std::int32_t unit = -1;   // index into StepTimeline::units of its stage
+  std::int8_t pass = 0;     // 0: outside a pass, 1: forward, 2: backward
+  std::int32_t comm = -1;   // index into StepTimeline::comms of its stage
+};
+
+// A collective or copy of a stage as the NCCL model priced it.
+struct TimelineComm {
+  std::string name;       // "TP all-reduce"
+  std::string op;         // "all_reduce", "send"; "copy" for host copies
+  Bytes size;             // one call (nccl-tests convention)
+  int calls = 1;          // back-to-back calls the task stands for
+  std::string algorithm;  // "ring", "cudaMemcpy H2D"
+  std::string protocol;   // "simple", "ll", "ll128"; empty for copies
+  int channels = 0;
+  std::string transport;  // the group's slowest hop
+  std::string group;      // "tensor", "data", "pipeline", ...; "host" for copies
+  std::vector<int> ranks; // the group's global ranks
+};
+
+struct TimelineUnit {
+  std::string name;  // "layer 12", "embedding", "head"
+  std::int64_t layer = -1;
+};
+
+struct CounterSample {
+  Duration time;
+  double value = 0;
+};
+
+// A link's utilisation (load / bandwidth, in [0, 1]) at each time the flow rates changed.
+struct LinkSeries {
+  std::string name;  // Topology::describe_link
+  double bytes = 0;  // carried over the step
+  std::vector<CounterSample> utilisation;
+};
+
 // The executed task graph of an EVENT estimate, for traces: one simulated rank per pipeline stage.
 struct StepTimeline {
   sim::exec::TaskGraph graph;
   std::vector<sim::exec::TaskTiming> timings;
   std::vector<std::string> rank_names;                          // per simulated rank
   std::vector<std::pair<sim::exec::TaskId, sim::exec::TaskId>> arrows;  // sends and collectives
+  std::vector<TaskContext> context;                             // per task
+  std::vector<std::vector<TimelineComm>> comms;                 // per stage, by StagePlan::comms index
+  std::vector<std::vector<TimelineUnit>> units;                 // per stage, by StagePlan::units index
+  std::vector<LinkSeries> links;                                // the busiest links, busiest first
+  // Per stage: GPU memory over the step (step_timeline_memory.hpp) and the memory model's peak.
+  std::vector<std::vector<CounterSample>> memory;
+  std::vector<Bytes> memory_peak;
 };
 
 struct StepRunOptions {

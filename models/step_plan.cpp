@@ -158,6 +158,19 @@ class StageBuilder {
     make_pipeline();
     make_optimizer();
     st_.memory = in_.training.memory(st_.stage, *in_.node.gpu, in_.params, &in_.scenario.nccl.env);
+    if (st_.memory.activations.count() > 0) {
+      auto detail = [&](const char* key) {
+        auto it = st_.memory.details.find(key);
+        return it == st_.memory.details.end() ? 0.0 : it->second.as_double();
+      };
+      const double layers = L_.in_flight_layer_activations(st_.stage);
+      const double mbs = static_cast<double>(L_.in_flight_micro_batches(st_.stage));
+      if (layers > 0) st_.saved_per_layer = Bytes::from_double(detail("activations.layers") / layers);
+      if (mbs > 0) {
+        st_.saved_embedding = Bytes::from_double(detail("activations.embedding") / mbs);
+        st_.saved_head = Bytes::from_double(detail("activations.head") / mbs);
+      }
+    }
     return std::move(st_);
   }
 

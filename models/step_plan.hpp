@@ -199,6 +199,11 @@ struct StagePlan {
   int grad_norm_comm = -1;
   OptimizerPlan optimizer;
   MemoryBreakdown memory;
+  // Activations saved for the backward that memory.peak counts, per layer-micro-batch and for the
+  // embedding and the head per micro-batch: the memory model's in-flight totals over its in-flight
+  // counts (ParallelLayout::in_flight_*); zero when the peak holds none (FSDP with one
+  // micro-batch and the gradients larger). Read by the trace's memory track only.
+  Bytes saved_per_layer, saved_embedding, saved_head;
 };
 
 // Accounting of one communication pattern over the step (CommSummary).

@@ -449,6 +449,7 @@ void FlowNetwork::process_due(Simulation& sim) {
       prefetch_next(2);
     }
     apply_rate_changes();
+    if (rate_observer_ != nullptr) rate_observer_->on_rates_changed(*this, sim.now());
     prefetch_next(3);
   } catch (...) {
     // A callback threw: the flows it had not reached are done all the same.

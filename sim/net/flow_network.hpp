@@ -125,6 +125,18 @@ struct FlowOptions {
 
 enum class FlowState { GONE, LATENT, ACTIVE };  // GONE: completed, cancelled or never started
 
+class FlowNetwork;
+
+// Told after each recomputation of rates, with the new rates in place (a trace samples link loads
+// there: link_usage(l).load). Optional; it must not start or cancel flows.
+class RateObserver {
+ public:
+  virtual void on_rates_changed(const FlowNetwork& network, TimePoint now) = 0;
+
+ protected:
+  ~RateObserver() = default;
+};
+
 struct FlowNetworkOptions {
   RoutePolicy routing = RoutePolicy::RAIL_ALIGNED;
 };
@@ -160,6 +172,9 @@ class FlowNetwork final : public Model, private EventHandler {
     FlowOptions options;
   };
   void transfer_many(std::span<const BulkTransfer> transfers, FlowHandler& handler, std::vector<FlowId>* ids = nullptr);
+
+  // The observer told of each recomputation of rates (nullptr: none). It changes no result.
+  void set_rate_observer(RateObserver* observer) { rate_observer_ = observer; }
 
   // Stops a flow without calling its completion; false when it was already gone.
   bool cancel(FlowId id);
@@ -276,6 +291,7 @@ class FlowNetwork final : public Model, private EventHandler {
   EventId wake_;
   TimePoint wake_time_ = TimePoint::max();
   bool in_event_ = false;
+  RateObserver* rate_observer_ = nullptr;
   std::uint64_t next_seq_ = 0;
   std::size_t in_flight_ = 0;
   std::uint64_t completed_count_ = 0;
