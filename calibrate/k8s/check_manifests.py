@@ -4,13 +4,17 @@ carries what the calibration needs (the seed run's pod spec, and this project's 
 
 Usage: check_manifests.py [DIR]   (exit 0 when all hold; else one line per problem, exit 1)
 
-Per GPU pod: nvidia.com/gpu and vpc.amazonaws.com/efa in both limits and requests, equal; hostIPC
-set explicitly (true for one pod per node; the pod-per-GPU job sets it false on purpose); /dev/shm
-mounted from an emptyDir of medium Memory; IPC_LOCK added; tolerations for the GPU and EFA taints;
-an instance-type node selector; and in the environment FI_PROVIDER=efa, FI_EFA_USE_DEVICE_RDMA=1,
-NCCL_DEBUG=INFO and NVLink multicast off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
-NVSHMEM_DISABLE_NVLS=1). An MPIJob's launcher must run clustersim-calibrate with --launcher mpi and
-pass those variables to the ranks (mpirun -x). Needs python3-yaml.
+Per GPU pod: nvidia.com/gpu, vpc.amazonaws.com/efa and hugepages-2Mi in both limits and requests,
+equal; no hostIPC: true (the Pod Security "baseline" policy forbids it, and the ranks of one pod
+share its IPC namespace anyway); /dev/shm mounted from an emptyDir of medium Memory with a
+sizeLimit; /results from the PersistentVolumeClaim clustersim-results, not an emptyDir; IPC_LOCK
+added; tolerations for the GPU and EFA taints; an instance-type node selector; and in the
+environment FI_PROVIDER=efa, FI_EFA_USE_DEVICE_RDMA=1, NCCL_DEBUG=INFO and NVLink multicast off
+(NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1). An MPIJob's
+launcher must run clustersim-calibrate with --launcher mpi, pass those variables to the ranks
+(mpirun -x) and use the OpenMPI settings of AWS's EFA sample (--mca pml ^ucx, --mca btl tcp,self).
+A PyTorchJob runs torchrun in containers named pytorch. Schema validation is validate_manifests.py;
+that the manifests follow the catalog, generate_manifests.py --check. Needs python3-yaml.
 """
 
 import glob
@@ -39,16 +43,14 @@ def env_of(container):
     return {e["name"]: str(e.get("value")) for e in container.get("env", []) if "name" in e}
 
 
-def check_gpu_pod(where, spec, problems, host_ipc_required=True):
+def check_gpu_pod(where, spec, problems):
     containers = spec.get("containers", [])
     gpu = [c for c in containers if "nvidia.com/gpu" in (c.get("resources", {}).get("limits") or {})]
     if not gpu:
         problems.append("%s: no container asks for nvidia.com/gpu" % where)
         return
-    if "hostIPC" not in spec:
-        problems.append("%s: hostIPC not set (say true or false)" % where)
-    elif host_ipc_required and spec["hostIPC"] is not True:
-        problems.append("%s: hostIPC must be true" % where)
+    if spec.get("hostIPC") is True:
+        problems.append("%s: hostIPC: true is refused by the Pod Security baseline policy and not needed" % where)
     volumes = {v["name"]: v for v in spec.get("volumes", [])}
     if "node.kubernetes.io/instance-type" not in (spec.get("nodeSelector") or {}):
         problems.append("%s: no node.kubernetes.io/instance-type node selector" % where)
@@ -60,12 +62,12 @@ def check_gpu_pod(where, spec, problems, host_ipc_required=True):
         w = "%s/containers/%s" % (where, c.get("name"))
         res = c.get("resources", {})
         limits, requests = res.get("limits") or {}, res.get("requests") or {}
-        for r in ("nvidia.com/gpu", "vpc.amazonaws.com/efa"):
+        for r in ("nvidia.com/gpu", "vpc.amazonaws.com/efa", "hugepages-2Mi"):
             if r not in limits or r not in requests:
                 problems.append("%s: %s missing from limits or requests" % (w, r))
             elif str(limits[r]) != str(requests[r]):
                 problems.append("%s: %s limits %s != requests %s" % (w, r, limits[r], requests[r]))
-            elif int(str(limits[r])) < 1:
+            elif r != "hugepages-2Mi" and int(str(limits[r])) < 1:
                 problems.append("%s: %s must be at least 1" % (w, r))
         caps = ((c.get("securityContext") or {}).get("capabilities") or {}).get("add") or []
         if "IPC_LOCK" not in caps:
@@ -77,10 +79,23 @@ def check_gpu_pod(where, spec, problems, host_ipc_required=True):
             vol = volumes.get(shm[0].get("name"), {})
             if (vol.get("emptyDir") or {}).get("medium") != "Memory":
                 problems.append("%s: /dev/shm is not an emptyDir of medium Memory" % w)
+            elif not (vol.get("emptyDir") or {}).get("sizeLimit"):
+                problems.append("%s: the /dev/shm emptyDir has no sizeLimit" % w)
+        check_results(w, c, volumes, problems)
         env = env_of(c)
         for k, v in REQUIRED_ENV.items():
             if env.get(k) != v:
                 problems.append("%s: env %s=%s expected, got %s" % (w, k, v, env.get(k)))
+
+
+def check_results(where, container, volumes, problems):
+    res = [m for m in container.get("volumeMounts", []) if m.get("mountPath") == "/results"]
+    if not res:
+        problems.append("%s: /results not mounted" % where)
+        return
+    claim = (volumes.get(res[0].get("name"), {}).get("persistentVolumeClaim") or {}).get("claimName")
+    if claim != "clustersim-results":
+        problems.append("%s: /results is not the PersistentVolumeClaim clustersim-results" % where)
 
 
 def pod_spec(template, where, problems):
@@ -119,8 +134,7 @@ def check_mpijob(path, doc, problems):
         return
     worker = pod_spec(specs["Worker"].get("template"), path + ": Worker", problems)
     if worker:
-        ipc_true = (doc.get("spec") or {}).get("slotsPerWorker", 1) > 1
-        check_gpu_pod(path + ": Worker", worker, problems, host_ipc_required=ipc_true)
+        check_gpu_pod(path + ": Worker", worker, problems)
     launcher = pod_spec(specs["Launcher"].get("template"), path + ": Launcher", problems)
     for c in launcher.get("containers", []):
         text = " ".join(str(x) for x in (c.get("command") or []) + (c.get("args") or []))
@@ -128,6 +142,11 @@ def check_mpijob(path, doc, problems):
             problems.append("%s: the launcher must run clustersim-calibrate --launcher mpi" % path)
         if "mpirun" not in text:
             problems.append("%s: the launcher has no mpirun" % path)
+        for mca in ("--mca pml ^ucx", "--mca btl tcp,self", "--bind-to none"):
+            if mca not in text:
+                problems.append("%s: mpirun lacks %s (AWS's EFA sample)" % (path, mca))
+        volumes = {v["name"]: v for v in launcher.get("volumes", [])}
+        check_results(path + ": Launcher", c, volumes, problems)
         for k in PASSED_TO_RANKS:
             if "-x " + k not in text:
                 problems.append("%s: mpirun does not pass %s to the ranks (-x %s)" % (path, k, k))
@@ -135,6 +154,34 @@ def check_mpijob(path, doc, problems):
         for k, v in REQUIRED_ENV.items():
             if env.get(k) != v:
                 problems.append("%s: launcher env %s=%s expected, got %s" % (path, k, v, env.get(k)))
+
+
+def check_pytorchjob(path, doc, problems):
+    if doc.get("apiVersion") != "kubeflow.org/v1":
+        problems.append("%s: PyTorchJob apiVersion %s, expected kubeflow.org/v1" % (path, doc.get("apiVersion")))
+    specs = (doc.get("spec") or {}).get("pytorchReplicaSpecs") or {}
+    if "Master" not in specs:
+        problems.append("%s: pytorchReplicaSpecs needs a Master" % path)
+    for role, rs in specs.items():
+        where = "%s: %s" % (path, role)
+        spec = pod_spec((rs or {}).get("template"), where, problems)
+        if not spec:
+            continue
+        check_gpu_pod(where, spec, problems)
+        for c in spec.get("containers", []):
+            if c.get("name") != "pytorch":
+                problems.append("%s: container %s must be named pytorch (the operator's default container)" % (
+                    where, c.get("name")))
+            text = " ".join(str(x) for x in (c.get("command") or []) + (c.get("args") or []))
+            if "torchrun" not in text:
+                problems.append("%s: container %s does not run torchrun" % (where, c.get("name")))
+
+
+def check_pvc(path, doc, problems):
+    if (doc.get("metadata") or {}).get("name") != "clustersim-results":
+        problems.append("%s: the results claim must be named clustersim-results" % path)
+    if "ReadWriteMany" not in ((doc.get("spec") or {}).get("accessModes") or []):
+        problems.append("%s: the results claim must be ReadWriteMany (launcher and workers mount it)" % path)
 
 
 def main():
@@ -157,9 +204,13 @@ def main():
                 check_jobset(os.path.basename(path), doc, problems)
             elif kind == "MPIJob":
                 check_mpijob(os.path.basename(path), doc, problems)
+            elif kind == "PyTorchJob":
+                check_pytorchjob(os.path.basename(path), doc, problems)
+            elif kind == "PersistentVolumeClaim":
+                check_pvc(os.path.basename(path), doc, problems)
             else:
                 problems.append("%s: unexpected kind %s" % (path, kind))
-    for k in ("JobSet", "MPIJob"):
+    for k in ("JobSet", "MPIJob", "PyTorchJob", "PersistentVolumeClaim"):
         if k not in kinds:
             problems.append("no %s manifest" % k)
     for p in problems:
