@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 mode="${1:-run}"
 
 packages=(g++ cmake make pkg-config libcli11-dev nlohmann-json3-dev libeigen3-dev libboost-graph-dev catch2
-          libbenchmark-dev python3-yaml python3-jsonschema)
+          libbenchmark-dev python3-yaml python3-jsonschema libssl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,13 +2,16 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 
 #include "cli/app.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
+#include "hardware/sha256.hpp"
 #include "models/layout_search.hpp"
 #include "models/plan_parallel.hpp"
 #include "models/plan_runner.hpp"
@@ -54,6 +57,31 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
+// The report's date: SOURCE_DATE_EPOCH (reproducible builds' convention) when set, else now; UTC.
+std::string report_timestamp() {
+  std::time_t t = std::time(nullptr);
+  if (const char* env = std::getenv("SOURCE_DATE_EPOCH"); env && *env) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 0) {
+      throw InputError("SOURCE_DATE_EPOCH", "", "expected whole seconds since 1970-01-01 UTC, got '" + std::string(env) + "'");
+    }
+    t = static_cast<std::time_t>(v);
+  }
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::ostringstream s;
+  s << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  return s.str();
+}
+
+std::string file_sha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return hardware::sha256_hex(ss.str());
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app, Context& ctx) {
@@ -93,6 +121,8 @@ void add_plan_command(CLI::App& app, Context& ctx) {
     if (progressed) ctx.err << "\n";
     reports::PlanReportOptions ro;
     ro.generated_by = std::string("clustersim ") + CLUSTERSIM_VERSION;
+    ro.created = report_timestamp();
+    ro.inputs.push_back(hardware::InputDigest{std::filesystem::path(*file).filename().string(), file_sha256(*file)});
     const reports::Report report = reports::build_plan_report(result, ctx.catalog(), ro);
     const auto fmt = reports::parse_report_format(*format);
     ctx.emit(*output, fmt == reports::ReportFormat::JSON ? reports::render_plan_result(result, report)

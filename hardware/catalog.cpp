@@ -288,6 +288,34 @@ PriceEntry read_price(ValueReader v, const FileReader& f) {
   });
 }
 
+CapacityBlockRules read_block_rules(ValueReader v, const FileReader& f) {
+  return v.read_object([&](ObjectReader& o) {
+    CapacityBlockRules r;
+    std::string source;
+    auto days = [&](std::string_view key, int lo, int hi) {
+      const Figure<double> fig = f.figure<double>(o.at(key), [&](ValueReader x) {
+        const double d = x.as_number({static_cast<double>(lo), static_cast<double>(hi)});
+        if (d != std::floor(d)) x.fail("a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+        return d;
+      });
+      if (source.empty()) source = fig.source;
+      return static_cast<int>(fig.value);
+    };
+    r.daily_up_to_days = days("daily_up_to_days", 1, 3650);
+    r.weekly_step_days = days("weekly_step_days", 1, 3650);
+    r.max_days = days("max_days", 1, 3650);
+    r.max_instances_per_block = days("max_instances_per_block", 1, 1000000);
+    r.max_instances_across_blocks = days("max_instances_across_blocks", 1, 1000000);
+    r.max_lead_days = days("max_lead_days", 0, 3650);
+    if (r.max_days < r.daily_up_to_days) o.at("max_days").fail("at least daily_up_to_days");
+    if (r.max_instances_across_blocks < r.max_instances_per_block) {
+      o.at("max_instances_across_blocks").fail("at least max_instances_per_block");
+    }
+    r.source = source;
+    return r;
+  });
+}
+
 StorageSpec read_storage(ValueReader v, const FileReader& f) {
   return v.read_object([&](ObjectReader& o) {
     StorageSpec s;
@@ -296,6 +324,7 @@ StorageSpec read_storage(ValueReader v, const FileReader& f) {
     s.write_bandwidth_per_node = f.bandwidth(o.at("write_bandwidth_per_node"));
     s.read_bandwidth_per_node = f.bandwidth(o.at("read_bandwidth_per_node"));
     if (auto x = o.maybe("aggregate_limit")) s.aggregate_limit = f.bandwidth(*x);
+    if (auto x = o.maybe("provisioned_capacity")) s.provisioned_capacity = f.bytes(*x);
     if (auto x = o.maybe("price")) {
       s.usd_per_gb_month = f.figure<double>(*x, [](ValueReader val) {
         try {
@@ -415,6 +444,7 @@ std::string_view to_string(NetworkTopologyKind k) {
 }
 
 void Catalog::add_file(std::string_view file, std::string_view text, int layer) {
+  inputs_.push_back(InputDigest{std::string(file), sha256_hex(text)});
   const JsonDocument doc = parse_json_text(text, std::string(file));
   doc.root().read_object([&](ObjectReader& top) {
     top.at("schema_version").as_int({.min = 1, .max = 1});
@@ -475,6 +505,7 @@ void Catalog::add_file(std::string_view file, std::string_view text, int layer) 
     add_named("fabrics", "fabric", fabrics_, read_fabric);
     add_named("storage", "storage", storage_, read_storage);
     add_named("failure_rates", "failure rate", failure_rates_, read_failure_rate);
+    if (auto r = top.maybe("capacity_block_rules")) capacity_block_rules_ = read_block_rules(*r, reader);
     if (auto a = top.maybe("prices")) {
       for (auto& e : a->as_array()) {
         PriceEntry p = read_price(e, reader);

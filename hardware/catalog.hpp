@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hardware/embedded_file.hpp"
+#include "hardware/sha256.hpp"
 #include "hardware/units.hpp"
 
 namespace clustersim::hardware {
@@ -210,6 +211,23 @@ struct PriceEntry {
   std::optional<HourlyPrice> spot;
 };
 
+// The booking rules of EC2 Capacity Blocks for ML, as AWS publishes them (prices.json
+// "capacity_block_rules", each figure with its source). A block lasts 1 to `daily_up_to_days`
+// days in 1-day steps, then up to `max_days` in 7-day steps (extensions included); it holds at most
+// `max_instances_per_block` instances, and an account at most `max_instances_across_blocks`
+// across its blocks; a block starts at most `max_lead_days` after it is bought. The defaults are
+// the built-in catalog's figures (AWS EC2 User Guide, "Capacity Blocks for ML", 2026-12), for
+// catalogs that state none.
+struct CapacityBlockRules {
+  int daily_up_to_days = 14;
+  int weekly_step_days = 7;
+  int max_days = 182;
+  int max_instances_per_block = 64;
+  int max_instances_across_blocks = 256;
+  int max_lead_days = 56;
+  std::string source;  // id in Catalog::sources; empty for the defaults
+};
+
 struct StorageSpec {
   std::string name;
   std::string description;
@@ -217,6 +235,9 @@ struct StorageSpec {
   Figure<Bandwidth> read_bandwidth_per_node;
   std::optional<Figure<Bandwidth>> aggregate_limit;  // the whole file system or bucket prefix
   std::optional<Figure<double>> usd_per_gb_month;    // "0.023 USD/GB-month" in data files (GB = 1e9 B)
+  // A file system billed for what it provisions (FSx for Lustre), not for the bytes stored: the
+  // bill is of max(provisioned, stored).
+  std::optional<Figure<Bytes>> provisioned_capacity;
 };
 // "0.023 USD/GB-month" in US dollars per decimal gigabyte-month; InputError otherwise.
 double parse_usd_per_gb_month(std::string_view text);
@@ -261,6 +282,11 @@ class Catalog {
   // Prices of an instance, one per region, sorted by region.
   std::vector<PriceEntry> prices(std::string_view instance) const;
   const std::vector<PriceEntry>& all_prices() const { return prices_; }
+  // Capacity Block booking rules: the top layer that states them, else the defaults.
+  const CapacityBlockRules& capacity_block_rules() const { return capacity_block_rules_; }
+
+  // Every file read, in order, with its SHA-256 (the built-in files as hardware/catalog/NAME).
+  const std::vector<InputDigest>& inputs() const { return inputs_; }
 
   // Names of every system and instance (for suggestions in errors).
   std::vector<std::string> machine_names() const;
@@ -278,6 +304,8 @@ class Catalog {
   std::map<std::string, FailureRateSpec, std::less<>> failure_rates_;
   std::map<std::string, Source, std::less<>> sources_;
   std::vector<PriceEntry> prices_;
+  CapacityBlockRules capacity_block_rules_;
+  std::vector<InputDigest> inputs_;
   // Where each entry came from, for duplicate-name errors: "<kind>/<name>" -> (layer, file).
   std::map<std::string, std::pair<int, std::string>, std::less<>> origin_;
 };

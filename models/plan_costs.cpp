@@ -13,13 +13,25 @@ namespace {
 constexpr double kHour = 3600;
 constexpr double kDay = 86400;
 constexpr double kYearHours = 8760;
-// EC2 Capacity Blocks: 1 to 182 days, at most 64 instances per block (catalog source
-// aws-capacity-blocks-snapshot states the same rule).
-constexpr int kBlockMaxDays = 182;
-constexpr int kBlockMaxInstances = 64;
 
 // ceil that ignores floating-point dust just above an integer.
 double ceil_clean(double v) { return std::ceil(v - 1e-9); }
+
+// Capacity Blocks: the days booked for `days` whole days of work (see the header comment), and
+// how many blocks in a row.
+struct BlockBooking {
+  double days = 0;
+  int in_row = 1;
+};
+BlockBooking book_blocks(double days, const hardware::CapacityBlockRules& r) {
+  BlockBooking b;
+  b.in_row = std::max(1, static_cast<int>(ceil_clean(days / r.max_days)));
+  const double last = days - static_cast<double>(r.max_days) * (b.in_row - 1);
+  const double booked_last =
+      last <= r.daily_up_to_days ? last : std::ceil(last / r.weekly_step_days - 1e-9) * r.weekly_step_days;
+  b.days = static_cast<double>(r.max_days) * (b.in_row - 1) + std::min<double>(booked_last, r.max_days);
+  return b;
+}
 
 std::string fmt(double v, int digits = 3) { return format_significant(v, digits); }
 // $1.28B, $40M, $312k: amounts in a sentence.
@@ -58,6 +70,7 @@ std::vector<PriceQuote> quote_prices(const hardware::Catalog& catalog, const std
   for (PricingOption o : pricing.options) {
     PriceQuote q;
     q.option = o;
+    q.block_rules = catalog.capacity_block_rules();
     if (!entry) {
       q.unavailable_reason = "no price for " + instance + " in the catalog" +
                              (pricing.region.empty() ? std::string() : " in " + pricing.region);
@@ -284,7 +297,7 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
         break;
       }
       case PricingOption::CAPACITY_BLOCK: {
-        e.days = std::max(1.0, ceil_clean(e.wall / kDay));
+        e.days = book_blocks(std::max(1.0, ceil_clean(e.wall / kDay)), quote.block_rules).days;
         e.hours = n * 24 * e.days;
         e.usd = e.hours * p;
         break;
@@ -326,26 +339,41 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
   if (!hi.ok) c.notes.push_back("at the slow end of the band, interruptions outpace progress");
 
   if (quote.option == PricingOption::CAPACITY_BLOCK) {
-    const int side = static_cast<int>(ceil_clean(n / kBlockMaxInstances));
-    const int row = static_cast<int>(ceil_clean(mid.days / kBlockMaxDays));
+    const auto& rules = quote.block_rules;
+    const std::string cite = rules.source.empty() ? "" : " (" + rules.source + ")";
+    if (in.nodes > rules.max_instances_across_blocks) {
+      c.available = false;
+      c.reason = std::to_string(in.nodes) + " instances exceed the " + std::to_string(rules.max_instances_across_blocks) +
+                 " an account may hold across Capacity Blocks" + cite;
+      return c;
+    }
+    const int side = static_cast<int>(ceil_clean(static_cast<double>(in.nodes) / rules.max_instances_per_block));
+    const BlockBooking booking = book_blocks(std::max(1.0, ceil_clean(mid.wall / kDay)), rules);
+    const int row = booking.in_row;
     c.blocks = side * row;
     if (side > 1 || row > 1) {
       std::string why;
       if (side > 1)
-        why += std::to_string(in.nodes) + " instances need " + std::to_string(side) +
-               " blocks side by side (at most 64 each)";
+        why += std::to_string(in.nodes) + " instances need " + std::to_string(side) + " blocks side by side (at most " +
+               std::to_string(rules.max_instances_per_block) + " each)";
       if (row > 1) {
         if (!why.empty()) why += "; ";
-        why += fmt(mid.days) + " days need " + std::to_string(row) + " blocks in a row (at most 182 days each)";
+        why += fmt(std::max(1.0, ceil_clean(mid.wall / kDay))) + " days need " + std::to_string(row) +
+               " blocks in a row (at most " + std::to_string(rules.max_days) + " days each; a later block can be "
+               "booked at most " + std::to_string(rules.max_lead_days / 7) + " weeks before it starts, capacity "
+               "permitting)";
       }
       if (!pricing.capacity_block_allow_split) {
         c.available = false;
-        c.reason = why + ", and the plan does not allow splitting";
+        c.reason = why + ", and the plan does not allow splitting" + cite;
         return c;
       }
-      c.notes.push_back("split: " + why);
+      c.notes.push_back("split: " + why + cite);
     }
-    c.notes.push_back("paid upfront for " + fmt(mid.days) + " whole days");
+    c.notes.push_back("paid upfront for " + fmt(mid.days) + " days booked" +
+                      (mid.days > ceil_clean(mid.wall / kDay) ? " (whole weeks past " +
+                                                                    std::to_string(rules.daily_up_to_days) + " days)"
+                                                              : ""));
   }
   if (mid.interruptions > 0) c.notes.push_back("expected " + fmt(mid.interruptions) + " interruptions");
   const bool sp =
@@ -371,7 +399,8 @@ OptionCost cost_option(const PriceQuote& quote, const CostInputs& in) {
     }
     c.notes.push_back("commitment: " + c.basis);
   } else if (quote.option == PricingOption::CAPACITY_BLOCK) {
-    c.basis = "paid upfront for " + fmt(mid.days) + " whole days";
+    c.basis = "paid upfront for " + fmt(mid.days) + " days booked (" + std::to_string(c.blocks) +
+              (c.blocks == 1 ? " block)" : " blocks)");
   } else if (quote.assumed) {
     c.basis = quote.assumption;
   } else {

@@ -39,10 +39,17 @@
 //     shared                     share x K: the plan states the share this job carries
 //     utilized                   N x p x T / 3600: the plan states that other work uses the
 //                                commitment every hour the job does not
-//   Capacity Blocks              N x p x 24 h x D, D = ceil(T / 1 day), paid upfront for whole days;
-//                                a block holds 1 to 182 days and at most 64 instances, so the job
-//                                needs ceil(N / 64) blocks side by side and ceil(D / 182) in a row
-//                                (flagged; infeasible when the plan forbids splitting)
+//   Capacity Blocks              N x p x 24 h x D, paid upfront, with D the days booked under the
+//                                catalog's booking rules (capacity_block_rules, as AWS publishes
+//                                them): a block lasts 1 to 14 days in 1-day steps, then up to 182
+//                                days in 7-day steps, and holds at most 64 instances. With
+//                                d = ceil(T / 1 day): ceil(d / 182) blocks in a row, each full but
+//                                the last, whose d - 182 (k - 1) days are booked as is up to 14 and
+//                                rounded up to whole weeks beyond (20 days -> 21); ceil(N / 64)
+//                                side by side. Splitting is flagged (a block in a row can be
+//                                booked at most 8 weeks before it starts, capacity permitting) and
+//                                infeasible when the plan forbids it; more than 256 instances (the
+//                                most an account may hold across blocks) is infeasible.
 //   storage, added to each       (keep x B + data set bytes) / 1e9 GB x USD per GB-month x T / 730 h
 //                                (the storage's price; a month of 730 h = 8,760 h / 12, as AWS bills
 //                                GB-months; data set: 4 bytes per token unless the plan says)
@@ -82,6 +89,7 @@ struct PriceQuote {
   std::string date;
   bool assumed = false;    // the user's assumption, not a price list
   std::string assumption;  // "60% off on-demand (the plan's assumption)"
+  hardware::CapacityBlockRules block_rules;  // Capacity Blocks: the catalog's booking rules
 };
 
 // One quote per option of the plan, in the plan's order.

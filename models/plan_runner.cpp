@@ -109,7 +109,11 @@ void CandidatePricer::price(PlanCandidate& c, const LayoutCandidate& layout, con
                                             ? std::optional<double>(storage_->usd_per_gb_month->value)
                                             : std::nullopt;
     c.storage_priced = price.has_value();
-    if (price) c.storage_usd_per_s = *price * c.stored_bytes / 1e9 / (730.0 * 3600);
+    // A file system provisioned ahead (FSx for Lustre) bills its whole capacity.
+    const double billed_bytes = storage_->provisioned_capacity
+                                    ? std::max(c.stored_bytes, storage_->provisioned_capacity->value.as_double())
+                                    : c.stored_bytes;
+    if (price) c.storage_usd_per_s = *price * billed_bytes / 1e9 / (730.0 * 3600);
   }
   const std::vector<Interruptions> causes{failures};
   c.wall = expected_wall(c.compute_s, c.checkpoint, causes);

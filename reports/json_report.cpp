@@ -79,12 +79,24 @@ OJson chart_json(const Chart& c) {
           jp["high"] = number(p.y_band->high);
         }
         if (!p.label.empty()) jp["label"] = p.label;
+        if (p.x_band) {
+          jp["x_low"] = number(p.x_band->low);
+          jp["x_high"] = number(p.x_band->high);
+        }
+        if (!p.tooltip.empty()) jp["tooltip"] = p.tooltip;
         points.push_back(std::move(jp));
       }
       js["points"] = std::move(points);
       series.push_back(std::move(js));
     }
     o["series"] = std::move(series);
+    if (!c.reference_lines.empty()) {
+      OJson refs = OJson::array();
+      for (const auto& r : c.reference_lines) {
+        refs.push_back(OJson{{"label", r.label}, {"value", number(r.value)}, {"axis", r.on_x ? "x" : "y"}});
+      }
+      o["reference_lines"] = std::move(refs);
+    }
     return o;
   }
   o["orientation"] = c.orientation == Chart::Orientation::HORIZONTAL ? "horizontal" : "vertical";
@@ -219,11 +231,24 @@ Chart read_chart(const ValueReader& v) {
               p.y = po.at("y").as_number();
               p.y_band = read_band(po);
               p.label = po.get_or("label", std::string());
+              const bool xl = po.has("x_low"), xh = po.has("x_high");
+              if (xl != xh) po.fail("an x band needs both 'x_low' and 'x_high'");
+              if (xl) p.x_band = Band{po.at("x_low").as_number(), po.at("x_high").as_number()};
+              p.tooltip = po.get_or("tooltip", std::string());
               return p;
             }));
           }
           return s;
         }));
+      }
+      if (auto refs = o.maybe("reference_lines")) {
+        for (const auto& jr : refs->as_array()) {
+          c.reference_lines.push_back(jr.read_object([](ObjectReader& ro) {
+            ReferenceLine r{ro.at("label").as_string(), ro.at("value").as_number()};
+            if (ro.has("axis")) r.on_x = ro.at("axis").as_choice({"x", "y"}) == "x";
+            return r;
+          }));
+        }
       }
       return c;
     }
@@ -289,6 +314,7 @@ Report read_fields(ObjectReader& o) {
   r.subtitle = o.at("subtitle").as_string();
   r.generated_by = o.at("generated_by").as_string();
   r.created = o.get_or("created", std::string());
+  r.inputs_sha256 = o.get_or("inputs_sha256", std::string());
   for (const auto& jf : o.at("summary").as_array()) {
     r.summary.push_back(jf.read_object([](ObjectReader& fo) {
       Figure f;
@@ -336,6 +362,7 @@ Report read_fields(ObjectReader& o) {
       return g;
     }));
   }
+  if (auto t = o.maybe("csv_table")) r.csv_table = read_table(*t);
   return r;
 }
 
@@ -351,6 +378,7 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   o["subtitle"] = r.subtitle;
   o["generated_by"] = r.generated_by;
   if (!r.created.empty()) o["created"] = r.created;
+  if (!r.inputs_sha256.empty()) o["inputs_sha256"] = r.inputs_sha256;
   OJson summary = OJson::array();
   for (const auto& f : r.summary) {
     OJson jf = OJson::object();
@@ -401,6 +429,7 @@ nlohmann::ordered_json report_to_json(const Report& r) {
     assumptions.push_back(std::move(jg));
   }
   o["assumptions"] = std::move(assumptions);
+  if (r.csv_table) o["csv_table"] = table_json(*r.csv_table);
   return o;
 }
 

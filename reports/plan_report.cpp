@@ -14,7 +14,9 @@ namespace plan_parts {
 
 namespace {
 
-constexpr std::size_t kMaxFrontierPoints = 2000;  // candidates drawn on the frontier chart
+// Candidates drawn per system on the cost/time chart: the system's own frontier, then an even
+// sample of the rest by cost (every candidate when a system has no more than this).
+constexpr std::size_t kMaxPointsPerSystem = 500;
 constexpr std::size_t kMaxScalingSeries = 6;
 constexpr std::size_t kMaxBreakdownBars = 8;
 
@@ -129,7 +131,7 @@ std::vector<Figure> summary(const PlanResult& r) {
 }
 
 Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids, const std::string& id,
-                       const std::string& title) {
+                       const std::string& title, bool everything) {
   Table t;
   t.id = id;
   t.title = title;
@@ -155,73 +157,241 @@ Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids,
   t.columns.push_back(Column::bytes("peak_memory_bytes", "Peak memory"));
   t.columns.push_back(Column::percent("mfu", "MFU"));
   t.columns.push_back(Column::text("fidelity", "Model"));
+  if (everything) {
+    t.columns.push_back(Column::integer("id", "Id"));
+    t.columns.push_back(Column::integer("gpus", "GPUs"));
+    t.columns.push_back(Column::text("feasible", "Feasible"));
+    t.columns.push_back(Column::text("status", "Status"));
+    t.columns.push_back(Column::text("reason", "Reason"));
+    t.columns.push_back(Column::text("on_frontier", "On the frontier"));
+    t.columns.push_back(Column::duration("compute_s", "Compute time"));
+    t.columns.push_back(Column::percent("goodput", "Goodput"));
+    t.columns.push_back(Column::number("expected_interruptions", "Expected interruptions", ""));
+    t.columns.push_back(Column::dollars("storage_usd", "Storage"));
+    t.columns.push_back(Column::text("label", "Candidate"));
+  }
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const PlanCandidate& c = r.candidates[ids[k]];
     const auto& s = r.layout(ids[k]).scenario;
     const auto& e = c.estimate();
+    const int rank = r.plan.search.rank_by == models::RankBy::COST ? c.rank_cost : c.rank_time;
+    auto num = [](double v) { return std::isfinite(v) && v > 0 ? Cell(v) : Cell::empty(); };
     std::vector<Cell> row = {
-        static_cast<double>(r.plan.search.rank_by == models::RankBy::COST ? c.rank_cost : c.rank_time),
+        rank > 0 ? Cell(rank) : Cell::empty(),
         s.cluster.system,
         s.cluster.nodes,
         models::layout_label(s),
-        banded(e.step_time_s, e.low_s > 0 ? e.low_s : e.step_time_s, e.high_s > 0 ? e.high_s : e.step_time_s),
-        banded(c.wall.nominal_s, c.wall_low_s, c.wall_high_s)};
-    if (conf) row.push_back(c.wall_q_s);
-    row.push_back(c.gpu_hours);
+        e.step_time_s > 0 ? banded(e.step_time_s, e.low_s > 0 ? e.low_s : e.step_time_s,
+                                   e.high_s > 0 ? e.high_s : e.step_time_s)
+                          : Cell::empty(),
+        c.wall.nominal_s > 0 ? banded(c.wall.nominal_s, c.wall_low_s, c.wall_high_s) : Cell::empty()};
+    if (conf) row.push_back(num(c.wall_q_s));
+    row.push_back(num(c.gpu_hours));
     for (const auto& o : c.costs) row.push_back(o.available ? banded(o.usd, o.usd_low, o.usd_high) : Cell::empty());
     const auto* ch = c.cheapest_cost();
     row.push_back(ch && ch->available ? std::string(models::pricing_label(ch->option)) : std::string("n/a"));
     row.push_back(c.peak_memory(r.layout(ids[k])).as_double());
-    row.push_back(e.mfu);
+    row.push_back(num(e.mfu));
     row.push_back(fidelity_name(e.fidelity));
+    if (everything) {
+      const bool ok = c.status == models::CandidateStatus::FEASIBLE;
+      const double wall = c.wall.nominal_s;
+      row.push_back(static_cast<double>(c.id));
+      row.push_back(s.world_size());
+      row.push_back(ok ? "yes" : "no");
+      row.push_back(std::string(models::to_string(c.status)));
+      row.push_back(c.reason);
+      row.push_back(c.on_frontier ? "yes" : "no");
+      row.push_back(c.compute_s > 0 ? Cell(c.compute_s) : Cell::empty());
+      row.push_back(wall > 0 && std::isfinite(wall) ? Cell(c.compute_s / wall) : Cell::empty());
+      row.push_back(c.wall.interruptions);
+      row.push_back(c.storage_priced && std::isfinite(wall) ? Cell(c.storage_usd_per_s * wall) : Cell::empty());
+      row.push_back(label_of(r, ids[k]));
+    }
     t.add_row(std::move(row));
   }
+  return t;
+}
+
+namespace {
+
+// Feasible candidates of system `si`, in the plan's ranking.
+std::vector<std::size_t> feasible_of(const PlanResult& r, int si) {
+  std::vector<std::size_t> out;
+  for (std::size_t id : r.primary()) {
+    if (r.layout(id).system == si) out.push_back(id);
+  }
+  return out;
+}
+
+// Of ids ordered by cost, the Pareto frontier (no other is both faster and cheaper), by cost.
+std::vector<std::size_t> own_frontier(const PlanResult& r, const std::vector<std::size_t>& by_cost) {
+  std::vector<std::size_t> out;
+  double best_time = INFINITY;
+  for (std::size_t id : by_cost) {
+    const double t = r.candidates[id].wall.nominal_s;
+    if (t < best_time) {
+      out.push_back(id);
+      best_time = t;
+    }
+  }
+  return out;
+}
+
+std::string system_name(const PlanResult& r, int si) { return r.space.systems[static_cast<std::size_t>(si)].name; }
+
+}  // namespace
+
+Table best_per_system_table(const PlanResult& r) {
+  Table t{.id = "best-per-system",
+          .title = "Best per system",
+          .caption = "the best candidate of each system by " + std::string(models::to_string(r.plan.search.rank_by)) +
+                     "; where none is feasible, its fastest evaluated candidate and why it fails"};
+  const auto& conf = r.plan.job.confidence;
+  t.columns = {Column::text("system", "System"), Column::text("feasible", "Feasible"),
+               Column::integer("feasible_count", "Feasible candidates"), Column::text("candidate", "Best candidate"),
+               Column::integer("gpus", "GPUs"), Column::duration("time_to_train_s", "Time to train")};
+  if (conf) {
+    t.columns.push_back(
+        Column::duration("time_to_train_confidence_s", "Time to train at " + fmt(100 * *conf) + "%"));
+  }
+  t.columns.push_back(Column::dollars("cost_usd", "Cost"));
+  t.columns.push_back(Column::text("option", "Option"));
+  t.columns.push_back(Column::percent("mfu", "MFU"));
+  t.columns.push_back(Column::text("reason", "Why not feasible"));
+  for (std::size_t si = 0; si < r.space.systems.size(); ++si) {
+    const int sys = static_cast<int>(si);
+    const auto feasible = feasible_of(r, sys);
+    std::optional<std::size_t> pick;
+    if (!feasible.empty()) {
+      pick = feasible.front();
+    } else {
+      for (const auto& c : r.candidates) {
+        if (r.layout(c.id).system != sys || !c.evaluated || !(c.wall.nominal_s > 0)) continue;
+        if (!pick || c.wall.nominal_s < r.candidates[*pick].wall.nominal_s) pick = c.id;
+      }
+    }
+    std::vector<Cell> row = {system_name(r, sys), feasible.empty() ? "no" : "yes", feasible.size()};
+    if (!pick) {
+      row.push_back("none evaluated");
+      row.push_back(Cell::empty());
+      row.push_back(Cell::empty());
+      if (conf) row.push_back(Cell::empty());
+      for (int k = 0; k < 3; ++k) row.push_back(Cell::empty());
+      row.push_back("no layout of this system fits in memory or evaluates");
+      t.add_row(std::move(row));
+      continue;
+    }
+    const PlanCandidate& c = r.candidates[*pick];
+    const auto* o = c.cheapest_cost();
+    row.push_back(label_of(r, *pick));
+    row.push_back(r.layout(*pick).scenario.world_size());
+    row.push_back(banded(c.wall.nominal_s, c.wall_low_s, c.wall_high_s));
+    if (conf) row.push_back(std::isfinite(c.wall_q_s) ? Cell(c.wall_q_s) : Cell::empty());
+    row.push_back(o && o->available ? banded(o->usd, o->usd_low, o->usd_high) : Cell::empty());
+    row.push_back(o && o->available ? std::string(models::pricing_label(o->option)) : std::string("n/a"));
+    row.push_back(c.estimate().mfu);
+    row.push_back(feasible.empty() ? (c.reason.empty() ? std::string(models::to_string(c.status)) : c.reason)
+                                   : std::string());
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+Table all_candidates_table(const PlanResult& r) {
+  std::vector<std::size_t> ids = r.primary();
+  for (const auto& c : r.candidates) {
+    if (c.status != models::CandidateStatus::FEASIBLE && c.evaluated) ids.push_back(c.id);
+  }
+  Table t = candidates_table(r, ids, "all-candidates", "Every evaluated candidate", true);
+  t.caption = "feasible candidates best first, then every other evaluated candidate with its status and reason";
   return t;
 }
 
 Section frontier_section(const PlanResult& r) {
   Section sec{.id = "frontier", .title = "Cost and time"};
   sec.paragraphs.push_back(
-      "Each point is a feasible candidate at its cheapest pricing option; the frontier holds those that no other "
-      "candidate beats on both time to train and cost.");
+      "Each point is a feasible candidate at its cheapest pricing option, one colour per system; the frontier "
+      "holds those that no other candidate beats on both time to train and cost, with error bars from the step "
+      "model's band. Hover over a point for its candidate.");
   Chart c;
   c.id = "cost-time-frontier";
   c.title = "Cost against time to train";
   c.kind = Chart::Kind::XY;
   c.x = Axis{.label = "Time to train", .type = ValueType::DURATION};
   c.y = Axis{.label = "Cost (cheapest option)", .type = ValueType::DOLLARS};
-  Series all{.name = "Candidates", .style = Series::Style::SCATTER};
   std::size_t drawn = 0;
-  for (std::size_t id : r.by_cost) {
-    const auto* o = r.candidates[id].cheapest_cost();
-    if (!o || !o->available || drawn >= kMaxFrontierPoints) continue;
-    all.points.push_back(ChartPoint{r.candidates[id].wall.nominal_s, o->usd});
-    ++drawn;
-  }
-  // Draw in time order so the output does not depend on how the cost ties fell.
-  std::sort(all.points.begin(), all.points.end(),
-            [](const ChartPoint& a, const ChartPoint& b) { return a.x != b.x ? a.x < b.x : a.y < b.y; });
   std::size_t priced = 0;
-  for (std::size_t id : r.by_cost) {
-    const auto* o = r.candidates[id].cheapest_cost();
-    if (o && o->available) ++priced;
+  for (std::size_t si = 0; si < r.space.systems.size(); ++si) {
+    std::vector<std::size_t> by_cost;
+    for (std::size_t id : r.by_cost) {
+      const auto* o = r.candidates[id].cheapest_cost();
+      if (r.layout(id).system == static_cast<int>(si) && o && o->available) by_cost.push_back(id);
+    }
+    if (by_cost.empty()) continue;
+    priced += by_cost.size();
+    // The system's own frontier always; the rest evenly by cost up to the cap.
+    std::vector<std::size_t> pick = own_frontier(r, by_cost);
+    std::vector<bool> taken(r.candidates.size(), false);
+    for (std::size_t id : pick) taken[id] = true;
+    const std::size_t room = kMaxPointsPerSystem > pick.size() ? kMaxPointsPerSystem - pick.size() : 0;
+    const std::size_t rest = by_cost.size() - pick.size();
+    const double stride = rest > room && room > 0 ? static_cast<double>(rest) / static_cast<double>(room) : 1.0;
+    double next = 0;
+    std::size_t k = 0;
+    for (std::size_t id : by_cost) {
+      if (taken[id]) continue;
+      if (room > 0 && static_cast<double>(k++) + 1e-9 >= next && pick.size() < kMaxPointsPerSystem) {
+        pick.push_back(id);
+        next += stride;
+      }
+    }
+    Series s{.name = system_name(r, static_cast<int>(si)) + " (" + std::to_string(by_cost.size()) + " feasible)",
+             .style = Series::Style::SCATTER};
+    for (std::size_t id : pick) {
+      const auto& cand = r.candidates[id];
+      const auto* o = cand.cheapest_cost();
+      ChartPoint p{cand.wall.nominal_s, o->usd};
+      p.tooltip = label_of(r, id) + ", " + std::string(models::pricing_label(o->option));
+      s.points.push_back(std::move(p));
+    }
+    // Draw in time order so the output does not depend on how the cost ties fell.
+    std::sort(s.points.begin(), s.points.end(),
+              [](const ChartPoint& a, const ChartPoint& b) { return a.x != b.x ? a.x < b.x : a.y < b.y; });
+    drawn += s.points.size();
+    c.series.push_back(std::move(s));
   }
-  c.caption = priced > drawn ? "The " + std::to_string(drawn) + " cheapest of " + std::to_string(priced) +
-                                   " priced candidates; the Pareto frontier is highlighted."
-                             : "Every priced candidate; the Pareto frontier is highlighted.";
+  c.caption = drawn < priced ? std::to_string(drawn) + " of " + std::to_string(priced) +
+                                   " priced candidates: every system's own frontier and an even sample of the rest "
+                                   "by cost (at most " + std::to_string(kMaxPointsPerSystem) + " per system)."
+                             : "Every priced candidate, " + std::to_string(priced) + " in all.";
+  c.caption += " The Pareto frontier is drawn in black with its bands";
+  if (r.plan.job.deadline_s || r.plan.job.budget_usd) c.caption += "; dashed red lines mark the deadline and budget";
+  c.caption += ".";
   Series front{.name = "Pareto frontier", .style = Series::Style::LINE_POINTS, .highlight = true};
   Table t{.id = "pareto", .title = "Pareto frontier", .caption = "fastest first"};
-  t.columns = {Column::text("candidate", "Candidate"), Column::duration("time_to_train_s", "Time to train"),
-               Column::dollars("cost_usd", "Cost"), Column::text("option", "Option")};
+  t.columns = {Column::text("candidate", "Candidate"), Column::text("system", "System"),
+               Column::duration("time_to_train_s", "Time to train"), Column::dollars("cost_usd", "Cost"),
+               Column::text("option", "Option")};
   for (std::size_t id : r.frontier) {
     const PlanCandidate& cand = r.candidates[id];
     const auto* o = cand.cheapest_cost();
-    front.points.push_back(ChartPoint{cand.wall.nominal_s, o->usd, std::nullopt, short_label(r, id)});
-    t.add_row({label_of(r, id), banded(cand.wall.nominal_s, cand.wall_low_s, cand.wall_high_s),
+    ChartPoint p{cand.wall.nominal_s, o->usd, std::nullopt, short_label(r, id)};
+    if (std::isfinite(cand.wall_low_s) && std::isfinite(cand.wall_high_s) &&
+        (cand.wall_low_s != cand.wall.nominal_s || cand.wall_high_s != cand.wall.nominal_s)) {
+      p.x_band = Band{cand.wall_low_s, cand.wall_high_s};
+    }
+    if (std::isfinite(o->usd_low) && std::isfinite(o->usd_high) && (o->usd_low != o->usd || o->usd_high != o->usd)) {
+      p.y_band = Band{o->usd_low, o->usd_high};
+    }
+    p.tooltip = label_of(r, id) + ", " + std::string(models::pricing_label(o->option));
+    front.points.push_back(std::move(p));
+    t.add_row({label_of(r, id), r.system_of(id).name, banded(cand.wall.nominal_s, cand.wall_low_s, cand.wall_high_s),
                banded(o->usd, o->usd_low, o->usd_high), std::string(models::pricing_label(o->option))});
   }
-  if (!all.points.empty()) {
-    c.series.push_back(std::move(all));
+  if (r.plan.job.deadline_s) c.reference_lines.push_back(ReferenceLine{"deadline", *r.plan.job.deadline_s, true});
+  if (r.plan.job.budget_usd) c.reference_lines.push_back(ReferenceLine{"budget", *r.plan.job.budget_usd, false});
+  if (drawn > 0) {
     c.series.push_back(std::move(front));
     sec.charts.push_back(std::move(c));
   }
@@ -344,6 +514,15 @@ Report build_plan_report(const models::PlanResult& r, const hardware::Catalog& c
     rep.notes.push_back(
         Note{n.level == models::PlanNote::Level::WARNING ? Note::Level::WARNING : Note::Level::INFO, n.text});
   }
+  rep.created = options.created;
+  {
+    std::vector<hardware::InputDigest> inputs = options.inputs;
+    inputs.insert(inputs.end(), catalog.inputs().begin(), catalog.inputs().end());
+    if (!inputs.empty()) rep.inputs_sha256 = hardware::manifest_sha256(inputs);
+  }
+  Section per_system{.id = "systems", .title = "Best per system"};
+  per_system.tables.push_back(best_per_system_table(r));
+  rep.sections.push_back(std::move(per_system));
   if (!r.near_misses.empty()) rep.sections.push_back(near_misses_section(r));
   Section cands{.id = "candidates", .title = "Best candidates"};
   cands.paragraphs.push_back("Candidates that fit, meet the deadline and the budget, ranked by " +
@@ -364,6 +543,7 @@ Report build_plan_report(const models::PlanResult& r, const hardware::Catalog& c
   rep.sections.push_back(sensitivity_section(r));
   rep.sections.push_back(infeasible_section(r));
   rep.assumptions = assumptions(r, catalog, options);
+  rep.csv_table = all_candidates_table(r);
   check_report(rep);
   return rep;
 }

@@ -6,9 +6,13 @@
 //   summary      the best candidate (time to train, and at the plan's confidence; cost under its
 //                cheapest option, and at the confidence; GPUs, step
 //                time, MFU, peak memory, layout) with uncertainty bands; layouts evaluated
+//   systems      (first) the best candidate of each system: time, cost, option, MFU, how many are
+//                feasible; for a system with none, its fastest evaluated candidate and the reason
 //   candidates   the best `search.report_rows` by the plan's ranking, one cost column per option
-//   frontier     cost against time to train of every feasible candidate, the Pareto frontier
-//                highlighted and labelled, and its table
+//   frontier     cost against time to train, one series per system with feasible candidates (its
+//                own frontier and an even sample of the rest by cost, at most 500), the Pareto
+//                frontier with time and cost bands as error bars, each point's candidate in its
+//                tooltip, the deadline and budget as reference lines; and the frontier's table
 //   scaling      step time against GPU count, one line per layout shape of the best candidates
 //   breakdown    where the step time goes, for the best candidates
 //   memory       memory per rank of the best candidate by pipeline stage, with the GPU's capacity
@@ -20,7 +24,10 @@
 //                fails the deadline or budget, and what would fix it
 //   infeasible   counts by reason, rejected combinations, infeasible candidates with their reason
 //   assumptions  prices with source, date and region; pricing terms; job; checkpoint storage;
-//                calibration provenance; model, NCCL and program versions
+//                calibration provenance; model, NCCL and program versions; provenance (date,
+//                program, SHA-256 of each input and of their manifest)
+//   csv_table    every evaluated candidate, feasible first by rank, with status and reason: the
+//                CSV's one table
 //
 // Result JSON ("clustersim-plan-result", schema_version 1):
 //   plan        name, file (name only), model, job, ranking, pricing terms (options and whether
@@ -66,6 +73,10 @@ inline constexpr int kPlanResultSchemaVersion = 1;
 
 struct PlanReportOptions {
   std::string generated_by;  // "clustersim 0.1.0"
+  std::string created;       // "2026-12-07T21:00:00Z" (the CLI: SOURCE_DATE_EPOCH if set, else now)
+  // The inputs read besides the catalog's files (the plan file), with their SHA-256; the report's
+  // inputs_sha256 is manifest_sha256 of these followed by catalog.inputs().
+  std::vector<hardware::InputDigest> inputs;
 };
 
 Report build_plan_report(const models::PlanResult& result, const hardware::Catalog& catalog,

@@ -452,6 +452,19 @@ std::vector<AssumptionGroup> assumptions(const PlanResult& r, const hardware::Ca
                        "", ""});
   if (!options.generated_by.empty()) ver.items.push_back({"program", options.generated_by, "", "", ""});
   out.push_back(std::move(ver));
+
+  // Provenance: when, by what, from which inputs (each file's SHA-256 and that of the whole set).
+  AssumptionGroup prov{.id = "provenance", .title = "Provenance"};
+  if (!options.created.empty()) prov.items.push_back({"generated", options.created, "", "", ""});
+  if (!options.generated_by.empty()) prov.items.push_back({"program", options.generated_by, "", "", ""});
+  std::vector<hardware::InputDigest> inputs = options.inputs;
+  inputs.insert(inputs.end(), catalog.inputs().begin(), catalog.inputs().end());
+  if (!inputs.empty()) {
+    prov.items.push_back({"inputs (SHA-256 of the manifest below)", hardware::manifest_sha256(inputs),
+                          "manifest: one \"<sha256>  <name>\" line per input, as sha256sum writes", "", ""});
+    for (const auto& in : inputs) prov.items.push_back({in.name, in.sha256, "SHA-256 of the file", "", ""});
+  }
+  if (!prov.items.empty()) out.push_back(std::move(prov));
   return out;
 }
 

@@ -41,8 +41,14 @@ std::string compact_layout(const models::Scenario& s, bool with_data);
 std::string short_label(const PlanResult& r, std::size_t id);
 
 std::vector<Figure> summary(const PlanResult& r);
+// `everything`: also id, GPUs, feasibility, status, reason, frontier, goodput and storage, and the
+// full label (the CSV's one table).
 Table candidates_table(const PlanResult& r, const std::vector<std::size_t>& ids, const std::string& id,
-                       const std::string& title);
+                       const std::string& title, bool everything = false);
+// Every evaluated candidate, feasible ones first in the plan's ranking (Report::csv_table).
+Table all_candidates_table(const PlanResult& r);
+// The best candidate of each system, or its fastest evaluated one and why it fails.
+Table best_per_system_table(const PlanResult& r);
 Section frontier_section(const PlanResult& r);
 Section scaling_section(const PlanResult& r);
 Section breakdown_section(const PlanResult& r);

@@ -103,8 +103,10 @@ class Checker {
     if (!axis(at(p, "y"), ch.y)) return false;
     if (ch.kind == Chart::Kind::XY) {
       if (!axis(at(p, "x"), ch.x)) return false;
-      if (!ch.segments.empty() || !ch.bars.empty() || !ch.reference_lines.empty()) {
-        return fail(p, "an xy chart has series, not bars, segments or reference lines");
+      if (!ch.segments.empty() || !ch.bars.empty()) return fail(p, "an xy chart has series, not bars or segments");
+      for (std::size_t r = 0; r < ch.reference_lines.size(); ++r) {
+        const auto& ref = ch.reference_lines[r];
+        if (!axis_value(at(at(at(p, "reference_lines"), r), "value"), ref.value, ref.on_x ? ch.x : ch.y)) return false;
       }
       for (std::size_t s = 0; s < ch.series.size(); ++s) {
         const std::string sp = at(at(p, "series"), s);
@@ -114,7 +116,11 @@ class Checker {
           const std::string pp = at(at(sp, "points"), i);
           const ChartPoint& pt = ser.points[i];
           if (!axis_value(at(pp, "x"), pt.x, ch.x) || !axis_value(at(pp, "y"), pt.y, ch.y)) return false;
-          if (!band(pp, pt.y_band)) return false;
+          if (!band(pp, pt.y_band) || !band(pp, pt.x_band)) return false;
+          if (pt.x_band && !(axis_value(at(pp, "x_low"), pt.x_band->low, ch.x) &&
+                             axis_value(at(pp, "x_high"), pt.x_band->high, ch.x))) {
+            return false;
+          }
           if (pt.y_band &&
               !(axis_value(at(pp, "low"), pt.y_band->low, ch.y) && axis_value(at(pp, "high"), pt.y_band->high, ch.y))) {
             return false;
@@ -169,6 +175,7 @@ class Checker {
     for (std::size_t g = 0; g < r.assumptions.size(); ++g) {
       if (!id(at(at(std::string("/assumptions"), g), "id"), r.assumptions[g].id, "assumption group")) return false;
     }
+    if (r.csv_table && !table("/csv_table", *r.csv_table)) return false;
     return true;
   }
 

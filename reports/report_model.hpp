@@ -21,7 +21,8 @@
 //
 // Charts hold their own data, so a saved report re-renders without the planner:
 //   XY            series of points (line, scatter or both), linear / log10 / log2 axes, optional
-//                 y bands drawn as error bars, optional point labels (the Pareto frontier).
+//                 x and y bands drawn as error bars, optional point labels (the Pareto frontier)
+//                 and tooltips, reference lines at an x (a deadline) or a y (a budget).
 //   STACKED_BARS  one bar per category, one stacked segment per component, horizontal or
 //                 vertical; optional band on each bar's total; reference lines on the value axis
 //                 (a GPU's memory capacity). `x` is the category axis, `y` the value axis,
@@ -153,6 +154,8 @@ struct ChartPoint {
   double y = 0;
   std::optional<Band> y_band{};
   std::string label{};  // drawn beside the point when not empty
+  std::optional<Band> x_band{};  // a horizontal error bar
+  std::string tooltip{};         // named in the point's tooltip (a candidate), not drawn
   bool operator==(const ChartPoint&) const = default;
 };
 
@@ -175,6 +178,7 @@ struct Bar {
 struct ReferenceLine {
   std::string label{};
   double value = 0;
+  bool on_x = false;  // XY charts: a vertical line at x = value (else horizontal at y = value)
   bool operator==(const ReferenceLine&) const = default;
 };
 
@@ -191,7 +195,7 @@ struct Chart {
   std::vector<std::string> segments{};                // STACKED_BARS
   std::vector<Bar> bars{};                            // STACKED_BARS
   Orientation orientation = Orientation::HORIZONTAL;  // STACKED_BARS
-  std::vector<ReferenceLine> reference_lines{};       // STACKED_BARS, on the value axis
+  std::vector<ReferenceLine> reference_lines{};       // bars: on the value axis; XY: at x or y
   bool operator==(const Chart&) const = default;
 };
 
@@ -228,10 +232,15 @@ struct Report {
   std::string subtitle{};
   std::string generated_by{};  // "clustersim 0.1.0"
   std::string created{};       // written only when set: output stays byte-identical for equal data
+  std::string inputs_sha256{};  // SHA-256 of the inputs read (plan_report.hpp says which), hex
   std::vector<Figure> summary{};
   std::vector<Note> notes{};
   std::vector<Section> sections{};
   std::vector<AssumptionGroup> assumptions{};
+  // When set, the one table the CSV writer writes (one header row, one row per item, every
+  // column, the report's date and inputs' hash as columns): a spreadsheet opens it as is. Not
+  // shown in HTML, Markdown or text, whose sections carry the same facts.
+  std::optional<Table> csv_table{};
   bool operator==(const Report&) const = default;
 };
 

@@ -187,13 +187,20 @@ std::string render_xy(const Chart& chart) {
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
   for (const auto& s : chart.series) {
     for (const auto& p : s.points) {
-      xlo = std::min(xlo, p.x);
-      xhi = std::max(xhi, p.x);
+      xlo = std::min({xlo, p.x, p.x_band ? p.x_band->low : p.x});
+      xhi = std::max({xhi, p.x, p.x_band ? p.x_band->high : p.x});
       ylo = std::min({ylo, p.y, p.y_band ? p.y_band->low : p.y});
       yhi = std::max({yhi, p.y, p.y_band ? p.y_band->high : p.y});
     }
   }
   if (!(xlo <= xhi)) return no_data(chart);
+  // Reference lines (a deadline, a budget) stay in view.
+  for (const auto& ref : chart.reference_lines) {
+    double& lo = ref.on_x ? xlo : ylo;
+    double& hi = ref.on_x ? xhi : yhi;
+    lo = std::min(lo, ref.value);
+    hi = std::max(hi, ref.value);
+  }
 
   // Tall enough for the legend, one 20 px row per series.
   const double height = std::max(400.0, 40 + 20 * static_cast<double>(chart.series.size()));
@@ -212,8 +219,11 @@ std::string render_xy(const Chart& chart) {
   ay.p0 = bottom;
   ay.p1 = top;
 
-  const bool any_highlight =
-      std::any_of(chart.series.begin(), chart.series.end(), [](const Series& s) { return s.highlight; });
+  // A highlighted series (the Pareto frontier) is drawn bold in near-black over the others,
+  // which keep their colours (one per system).
+  auto series_colour = [&](std::size_t si) -> std::string {
+    return chart.series[si].highlight ? "#222222" : colour(si);
+  };
 
   std::string out = svg_open(chart, height);
   out += left_axis(ay, chart.y, left, right, 14);
@@ -221,10 +231,10 @@ std::string render_xy(const Chart& chart) {
 
   for (std::size_t si = 0; si < chart.series.size(); ++si) {
     const Series& s = chart.series[si];
-    const bool muted = any_highlight && !s.highlight;
-    const std::string c = muted ? "#8c8c8c" : colour(si);
+    const std::string c = series_colour(si);
+    const bool faint = s.style == Series::Style::SCATTER && s.points.size() > 200;
     out += "<g class=\"series" + std::string(s.highlight ? " highlight" : "") + "\" data-series=\"" +
-           escape_xml(s.name) + "\" fill=\"" + c + "\" stroke=\"" + c + "\"" + (muted ? " opacity=\"0.55\"" : "") +
+           escape_xml(s.name) + "\" fill=\"" + c + "\" stroke=\"" + c + "\"" + (faint ? " opacity=\"0.6\"" : "") +
            ">\n";
     std::vector<std::size_t> order(s.points.size());
     std::iota(order.begin(), order.end(), 0);
@@ -255,13 +265,25 @@ std::string render_xy(const Chart& chart) {
              px(x + 3) + " M" + px(x) + "," + px(lo) + " V" + px(hi) + " M" + px(x - 3) + "," + px(hi) + " H" +
              px(x + 3) + "\"/>\n";
     }
+    for (std::size_t i : order) {
+      const auto& p = s.points[i];
+      if (!visible(p) || !p.x_band) continue;
+      const double y = ay.at(p.y);
+      const double lo = ax.at(std::max(p.x_band->low, ax.ticks.lo * ax.unit.divisor));
+      const double hi = ax.at(std::min(p.x_band->high, ax.ticks.hi * ax.unit.divisor));
+      out += "<path class=\"band x-band\" fill=\"none\" stroke-width=\"1\" d=\"M" + px(lo) + "," + px(y - 3) + " V" +
+             px(y + 3) + " M" + px(lo) + "," + px(y) + " H" + px(hi) + " M" + px(hi) + "," + px(y - 3) + " V" +
+             px(y + 3) + "\"/>\n";
+    }
     const double r = s.highlight ? 4.5 : (s.style == Series::Style::SCATTER ? 3.2 : 3.5);
     for (std::size_t i : order) {
       const auto& p = s.points[i];
       if (!visible(p) || s.style == Series::Style::LINE) continue;
-      std::string tip = s.name + ": " + value_text(p.x, chart.x) + ", " + value_text(p.y, chart.y);
+      std::string tip = (p.tooltip.empty() ? s.name : p.tooltip) + ": " + value_text(p.x, chart.x);
+      if (p.x_band) tip += " (" + format_band(*p.x_band, chart.x.type, chart.x.unit, 4) + ")";
+      tip += ", " + value_text(p.y, chart.y);
       if (p.y_band) tip += " (" + format_band(*p.y_band, chart.y.type, chart.y.unit, 4) + ")";
-      if (!p.label.empty()) tip += ", " + p.label;
+      if (!p.label.empty() && p.tooltip.empty()) tip += ", " + p.label;
       out += marker(si, ax.at(p.x), ay.at(p.y), r, tip);
     }
     for (std::size_t i : order) {
@@ -275,11 +297,26 @@ std::string render_xy(const Chart& chart) {
     }
     out += "</g>\n";
   }
+  for (const auto& ref : chart.reference_lines) {
+    const std::string label = ref.label + " " + value_text(ref.value, ref.on_x ? chart.x : chart.y);
+    out += "<g class=\"reference-line\" data-label=\"" + escape_xml(ref.label) + "\">\n";
+    if (ref.on_x) {
+      const double x = ax.at(ref.value);
+      out += line(x, top, x, bottom, "stroke=\"#c00000\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"");
+      const bool near_right = x + 6 + text_width(label) > right;
+      out += text(near_right ? x - 4 : x + 4, top + 12, label, near_right ? "end" : "start", "fill=\"#c00000\"");
+    } else {
+      const double y = ay.at(ref.value);
+      out += line(left, y, right, y, "stroke=\"#c00000\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"");
+      out += text(right - 4, y - 5, label, "end", "fill=\"#c00000\"");
+    }
+    out += "<title>" + escape_xml(label) + "</title>\n</g>\n";
+  }
 
   out += "<g class=\"legend\">\n";
   for (std::size_t si = 0; si < chart.series.size(); ++si) {
     const Series& s = chart.series[si];
-    const std::string c = (any_highlight && !s.highlight) ? "#8c8c8c" : colour(si);
+    const std::string c = series_colour(si);
     const double lx = right + 18;
     const double ly = top + 8 + 20 * static_cast<double>(si);
     out += "<g class=\"legend-item\" data-series=\"" + escape_xml(s.name) + "\" fill=\"" + c + "\" stroke=\"" + c +

@@ -99,7 +99,7 @@ void BM_PlanEndToEnd(benchmark::State& state) {
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     const models::PlanResult r = models::run_plan(plan, catalog(), step_model(), o);
-    const reports::Report report = reports::build_plan_report(r, catalog(), {.generated_by = "bench"});
+    const reports::Report report = reports::build_plan_report(r, catalog(), {.generated_by = "bench", .created = "", .inputs = {}});
     const std::string html = reports::render_report(report, reports::ReportFormat::HTML);
     const std::string json = reports::render_plan_result(r, report);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

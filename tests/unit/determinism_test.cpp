@@ -77,6 +77,9 @@ TEST_CASE("collective: table, csv and json are byte-identical run after run", "[
 
 TEST_CASE("plan: json and html are byte-identical with 1 and 2 threads; report re-renders the same bytes",
           "[unit][determinism]") {
+  // The report's date is SOURCE_DATE_EPOCH's when set (else now): fixed here, as for a
+  // reproducible build, so that runs a second apart give the same bytes.
+  setenv("SOURCE_DATE_EPOCH", "1765065600", 1);
   testing::TempDir dir;
   const auto plan = dir.write("plan.json", kPlan);
   const Output j1 = run({"plan", plan.string(), "--format", "json", "--threads", "1", "--quiet"});
@@ -105,6 +108,7 @@ TEST_CASE("plan: json and html are byte-identical with 1 and 2 threads; report r
   // A report JSON re-read and written again is a fixed point.
   const auto report_json = dir.write("report.json", same_twice({"report", saved.string(), "--format", "json"}));
   CHECK(same_twice({"report", report_json.string(), "--format", "json"}) == slurp(report_json));
+  unsetenv("SOURCE_DATE_EPOCH");
 }
 
 TEST_CASE("the real binary gives the same bytes in two processes", "[unit][determinism]") {

@@ -36,6 +36,10 @@ const std::string kValid = R"({
                       {"numa_node": 1, "gpus": [4, 5, 6, 7], "nics": [4, 5, 6, 7]}],
     "pcie_layout_source": "ds"
   }],
+  "capacity_block_rules": {
+    "daily_up_to_days": {"value": 14, "source": "ds"}, "weekly_step_days": {"value": 7, "source": "ds"},
+    "max_days": {"value": 182, "source": "ds"}, "max_instances_per_block": {"value": 64, "source": "ds"},
+    "max_instances_across_blocks": {"value": 256, "source": "ds"}, "max_lead_days": {"value": 56, "source": "ds"}},
   "prices": [{"instance": "x100.8x", "region": "mars-1", "on_demand_per_hour": {"value": "40 USD/h", "source": "ds"}}]
 })";
 
@@ -78,6 +82,12 @@ const std::vector<Case> kCases = {
     {"unknown choice", R"("kind": "rail_optimized")", R"("kind": "rail-optimised")",
      {"/instances/0/network/topology/kind", "did you mean 'rail_optimized'"}},
     {"NaN-like overflow", R"("vcpus": 96)", R"("vcpus": 1e999)", {"not valid JSON"}},
+    {"Capacity Block days not whole", R"("max_days": {"value": 182,)", R"("max_days": {"value": 182.5,)",
+     {"/capacity_block_rules/max_days/value", "a whole number from 1 to 3650"}},
+    {"Capacity Block longest below the daily steps", R"("max_days": {"value": 182,)", R"("max_days": {"value": 10,)",
+     {"/capacity_block_rules/max_days", "at least daily_up_to_days"}},
+    {"Capacity Block rule missing", R"("max_lead_days": {"value": 56, "source": "ds"})", R"("lead": 1)",
+     {"/capacity_block_rules", "max_lead_days"}},
 };
 
 std::string replace_once(const std::string& text, const std::string& from, const std::string& to) {

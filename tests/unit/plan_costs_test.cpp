@@ -72,12 +72,13 @@ TEST_CASE("steps, time to train, GPU-hours and dollars for a 5 s step on 64 p5 n
   CHECK(od.quote.region == "us-east-1");
   CHECK(od.quote.date == "2026-09-25");
   // Capacity Blocks: 13.797 days -> 14 whole days paid upfront; 64 instances fit one block:
-  // 64 x 24 h x 14 days x 41.53 $/h = $893,061.12. At the slow end 15.18 days -> 16 days.
+  // 64 x 24 h x 14 days x 41.53 $/h = $893,061.12. At the slow end 15.18 days -> 16 days, past 14
+  // days booked in whole weeks: 21 days, 64 x 24 x 21 x 41.53 = $1,339,591.68.
   const OptionCost& cb = option(c, PricingOption::CAPACITY_BLOCK);
   CHECK(cb.billed_days == 14);
   CHECK(cb.blocks == 1);
   CHECK(cb.usd == Approx(893'061.12));
-  CHECK(cb.usd_high == Approx(64 * 24 * 16 * 41.53));
+  CHECK(cb.usd_high == Approx(1'339'591.68));
   // Savings Plans are bought for the whole term (the plan states no share): 64 nodes x 8,760 h
   // x 34.68 $/h = $19,442,995.20 (1 year); 64 x 26,280 h x 23.78 $/h = $39,996,057.60 (3 years).
   // The band does not move them: the job is shorter than a term at both ends.
@@ -339,15 +340,30 @@ TEST_CASE("Capacity Blocks split past 64 instances or 182 days; Savings Plans de
   in.pricing = &pricing;
   in.nodes = 130;
   // 200 days of compute: 200 whole days; 130 instances need ceil(130 / 64) = 3 blocks side by side,
-  // 200 days need ceil(200 / 182) = 2 in a row: 6 blocks, flagged.
+  // 200 days need ceil(200 / 182) = 2 in a row: 6 blocks, flagged. The second block holds the
+  // last 18 days, past 14 so booked in whole weeks: 21 days; 182 + 21 = 203 days booked.
   in.compute_s = in.compute_low_s = in.compute_high_s = 200 * 86400.0;
   OptionCost o = cost_option(cb, in);
   REQUIRE(o.available);
   CHECK(o.blocks == 6);
-  CHECK(o.billed_days == 200);
-  // 130 x 24 h x 200 days x 41.53 $/h = $25,914,720.
-  CHECK(o.usd == Approx(25'914'720.0));
-  CHECK_THAT(o.notes.front(), Catch::Contains("3 blocks side by side") && Catch::Contains("2 blocks in a row"));
+  CHECK(o.billed_days == 203);
+  // 130 x 24 h x 203 days x 41.53 $/h = $26,303,440.80.
+  CHECK(o.usd == Approx(26'303'440.8));
+  CHECK_THAT(o.notes.front(), Catch::Contains("3 blocks side by side") && Catch::Contains("2 blocks in a row") &&
+                                  Catch::Contains("8 weeks before it starts"));
+  // 182 days exactly: one block in a row, no rounding: 130 x 24 x 182 x 41.53 = $23,582,395.20.
+  in.compute_s = in.compute_low_s = in.compute_high_s = 182 * 86400.0;
+  o = cost_option(cb, in);
+  CHECK(o.blocks == 3);
+  CHECK(o.billed_days == 182);
+  CHECK(o.usd == Approx(23'582'395.2));
+  // 257 instances: more than the 256 an account may hold across Capacity Blocks.
+  in.nodes = 257;
+  o = cost_option(cb, in);
+  CHECK_FALSE(o.available);
+  CHECK_THAT(o.reason, Catch::Contains("257 instances exceed the 256"));
+  in.nodes = 130;
+  in.compute_s = in.compute_low_s = in.compute_high_s = 200 * 86400.0;
   pricing.capacity_block_allow_split = false;
   o = cost_option(cb, in);
   CHECK_FALSE(o.available);
@@ -372,6 +388,13 @@ TEST_CASE("prices come from the catalog with date and region; spot from the plan
   CHECK(q[0].available);
   CHECK(q[0].per_hour == Approx(21.96));
   CHECK(q[0].source == "aws-price-list-2026-09-25");
+  // The booking rules come from the catalog with their source (and equal the defaults).
+  CHECK(q[1].block_rules.source == "aws-capacity-blocks-guide");
+  CHECK(q[1].block_rules.max_days == 182);
+  CHECK(q[1].block_rules.daily_up_to_days == 14);
+  CHECK(q[1].block_rules.max_instances_per_block == 64);
+  CHECK(q[1].block_rules.max_instances_across_blocks == 256);
+  CHECK(q[1].block_rules.max_lead_days == 56);
   // The catalog lists no Capacity Block price for p4d.
   CHECK_FALSE(q[1].available);
   CHECK_THAT(q[1].unavailable_reason, Catch::Contains("Capacity Blocks") && Catch::Contains("p4d.24xlarge"));

@@ -1,6 +1,7 @@
 #include "reports/plan_report.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -47,7 +48,7 @@ const Planned& planned() {
     models::PlanRunOptions o;
     o.scratch_dir = scratch.path();
     Planned out{models::run_plan(plan, catalog(), testing::FakeStepModel{}, o), {}};
-    out.report = reports::build_plan_report(out.result, catalog(), {.generated_by = "clustersim test"});
+    out.report = reports::build_plan_report(out.result, catalog(), {.generated_by = "clustersim test", .created = "", .inputs = {}});
     return out;
   }();
   return p;
@@ -77,8 +78,12 @@ TEST_CASE("the plan's HTML report parses, holds its four charts and loads nothin
   REQUIRE(highlighted.size() == 1);
   CHECK(highlighted[0]->attribute("data-series") == "Pareto frontier");
   CHECK(root->find_all(with_class("text", "point-label")).size() == planned().result.frontier.size());
-  // The memory chart carries the GPU's usable memory as a reference line.
-  CHECK(root->find_all(with_class("g", "reference-line")).size() == 1);
+  // The frontier chart carries the plan's deadline (60 days, no budget), the memory chart the
+  // GPU's usable memory.
+  const auto refs = root->find_all(with_class("g", "reference-line"));
+  REQUIRE(refs.size() == 2);
+  CHECK(refs[0]->attribute("data-label") == "deadline");
+  CHECK(refs[1]->attribute("data-label") == "usable");
 }
 
 TEST_CASE("the plan report states prices with dates and regions, calibration and versions", "[unit][plan]") {
@@ -203,6 +208,9 @@ TEST_CASE("clustersim plan with the step model: same bytes with 1 or 2 threads, 
       "job": {"tokens": 1e10},
       "checkpoint": {"storage": "s3", "interval": "1 h"},
       "search": {"top_k": 1}})");
+  // The report's date comes from SOURCE_DATE_EPOCH, so that equal inputs give equal bytes:
+  // 1765065600 s = 2025-12-07T00:00:00Z.
+  setenv("SOURCE_DATE_EPOCH", "1765065600", 1);
   constexpr auto run = &testing::run_cli;
   const auto [rc1, json1, err1] = run({"plan", plan.string(), "--format", "json", "--threads", "1"});
   REQUIRE(rc1 == 0);
@@ -221,4 +229,107 @@ TEST_CASE("clustersim plan with the step model: same bytes with 1 or 2 threads, 
   CHECK(rc3 == 0);
   CHECK(rc4 == 0);
   CHECK(html_plan == html_report);
+  // Provenance: the date, the program and the SHA-256 of the inputs (the plan file, then every
+  // catalog file), each file's own hash listed.
+  CHECK(j["report"]["created"] == "2025-12-07T00:00:00Z");
+  const std::string inputs = j["report"]["inputs_sha256"];
+  CHECK(inputs.size() == 64);
+  CHECK_THAT(html_plan, Catch::Contains("generated 2025-12-07T00:00:00Z") && Catch::Contains(inputs));
+  bool listed = false;
+  for (const auto& g : j["report"]["assumptions"]) {
+    if (g["id"] != "provenance") continue;
+    for (const auto& a : g["items"]) listed = listed || a["name"] == "small.json";
+  }
+  CHECK(listed);
+  // Another plan file gives another hash.
+  const auto plan2 = dir.write("small2.json", R"({"schema_version": 1, "name": "small", "model": {"preset": "llama3-8b"},
+      "training": {"seq_len": 4096, "global_batch_size": 64, "micro_batch_size": 1},
+      "parallelism": {"framework": "megatron", "tensor": 1, "pipeline": 1},
+      "cluster": {"system": "p5.48xlarge", "nodes": 1}, "job": {"tokens": 1e9}})");
+  const auto [rc5, json5, e5] = run({"plan", plan2.string(), "--format", "json", "--quiet"});
+  REQUIRE(rc5 == 0);
+  CHECK(nlohmann::json::parse(json5)["report"]["inputs_sha256"] != inputs);
+  unsetenv("SOURCE_DATE_EPOCH");
+}
+
+TEST_CASE("the plan report opens with the best per system and draws every system on the frontier chart",
+          "[unit][plan]") {
+  const auto& p = planned();
+  const auto& rep = p.report;
+  // The first section: one row per system of the plan, the best candidate of each.
+  REQUIRE_FALSE(rep.sections.empty());
+  REQUIRE(rep.sections.front().id == "systems");
+  const reports::Table& best = rep.sections.front().tables.at(0);
+  REQUIRE(best.rows.size() == p.result.space.systems.size());
+  for (std::size_t s = 0; s < best.rows.size(); ++s) {
+    CHECK(best.rows[s][0].text() == p.result.space.systems[s].name);
+    std::size_t feasible = 0;
+    for (std::size_t id : p.result.by_time) feasible += p.result.layout(id).system == static_cast<int>(s);
+    CHECK(best.rows[s][2].number() == static_cast<double>(feasible));
+    CHECK(best.rows[s][1].text() == (feasible > 0 ? "yes" : "no"));
+  }
+  // The frontier chart: one series per system with a feasible candidate, named with its count,
+  // then the frontier with time and cost bands and a tooltip naming each candidate.
+  const reports::Chart* chart = nullptr;
+  for (const auto& sec : rep.sections) {
+    for (const auto& c : sec.charts) {
+      if (c.id == "cost-time-frontier") chart = &c;
+    }
+  }
+  REQUIRE(chart != nullptr);
+  std::size_t drawn = 0;
+  for (const auto& s : chart->series) {
+    if (s.highlight) continue;
+    CHECK_THAT(s.name, Catch::Contains(" feasible)"));
+    for (const auto& pt : s.points) CHECK_FALSE(pt.tooltip.empty());
+    drawn += s.points.size();
+  }
+  // Every feasible candidate is drawn (fewer than 500 per system here).
+  CHECK(drawn == p.result.by_cost.size());
+  const auto& front = chart->series.back();
+  REQUIRE(front.highlight);
+  REQUIRE(front.points.size() == p.result.frontier.size());
+  CHECK(front.points.front().x_band.has_value());
+  CHECK(front.points.front().tooltip == models::candidate_label(p.result.layout(p.result.frontier.front()).scenario) +
+                                            ", " +
+                                            std::string(models::pricing_label(
+                                                p.result.candidates[p.result.frontier.front()].cheapest_cost()->option)));
+  REQUIRE(chart->reference_lines.size() == 1);
+  CHECK(chart->reference_lines[0].on_x);
+  CHECK(chart->reference_lines[0].value == Approx(60 * 86400.0));
+  // The SVG names each candidate in a <title>.
+  const std::string html = reports::render_html(rep);
+  CHECK_THAT(html, Catch::Contains("<title>" + front.points.front().tooltip.substr(0, 20)));
+}
+
+TEST_CASE("the plan's CSV is one table: a header row and a row per evaluated candidate", "[unit][plan]") {
+  const auto& p = planned();
+  const std::string csv = reports::render_report(p.report, reports::ReportFormat::CSV);
+  std::vector<std::string> lines;
+  std::istringstream in(csv);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::size_t evaluated_infeasible = 0;
+  for (const auto& c : p.result.candidates) {
+    evaluated_infeasible += c.evaluated && c.status != models::CandidateStatus::FEASIBLE;
+  }
+  REQUIRE(lines.size() == 1 + p.result.by_time.size() + evaluated_infeasible);
+  CHECK(csv.find("#section") == std::string::npos);
+  for (const char* col : {"rank", "system", "layout", "time_to_train_s", "time_to_train_s_low", "cost_on_demand_usd",
+                          "cost_capacity_block_usd", "cost_spot_usd", "cheapest", "mfu", "feasible", "status",
+                          "reason", "on_frontier", "goodput", "storage_usd", "generated", "inputs_sha256"}) {
+    INFO(col);
+    CHECK(lines[0].find(col) != std::string::npos);
+  }
+  // Every row has as many fields as the header (no field here holds a comma inside quotes
+  // except labels, which are quoted: count outside quotes).
+  auto fields = [](const std::string& l) {
+    std::size_t n = 1;
+    bool quoted = false;
+    for (char c : l) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  for (const auto& l : lines) CHECK(fields(l) == fields(lines[0]));
 }

@@ -231,7 +231,7 @@ TEST_CASE("plan output is byte-identical whatever the thread count", "[unit][pla
     o.threads = threads;
     o.scratch_dir = scratch.path();
     const PlanResult r = run_plan(plan, catalog(), testing::FakeStepModel{}, o);
-    const auto report = reports::build_plan_report(r, catalog(), {.generated_by = "clustersim test"});
+    const auto report = reports::build_plan_report(r, catalog(), {.generated_by = "clustersim test", .created = "", .inputs = {}});
     return std::make_pair(reports::render_plan_result(r, report),
                           reports::render_report(report, reports::ReportFormat::HTML));
   };

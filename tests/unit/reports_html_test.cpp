@@ -85,7 +85,7 @@ TEST_CASE("the HTML report holds its four charts with their series and labels", 
           std::vector<std::string>{"ZeRO-3"});
   }
 
-  SECTION("cost/time frontier: all candidates muted, the frontier highlighted and labelled") {
+  SECTION("cost/time frontier: candidates in their series' colour, the frontier highlighted and labelled") {
     const XmlElement& c = chart(*root, "cost-time-frontier");
     const auto highlighted = c.find_all(with_class("g", "highlight"));
     REQUIRE(highlighted.size() == 1);
@@ -93,12 +93,15 @@ TEST_CASE("the HTML report holds its four charts with their series and labels", 
     const auto labels = texts(c.find_all(with_class("text", "point-label")));
     CHECK(labels.size() == 6);
     CHECK(labels[2] == "x 128, TP8 PP4");
-    // 12 candidates drawn as scatter markers (circles, the first series' shape), muted.
+    // 12 candidates drawn as scatter markers (circles, the first series' shape) in the first
+    // colour of the palette (one colour per system in a plan); the frontier in near-black.
     const auto candidates = c.find_all(
         [](const XmlElement& e) { return e.attribute("data-series") == "Candidates" && e.has_class("series"); });
     REQUIRE(candidates.size() == 1);
     CHECK(candidates[0]->find_all(named("circle")).size() == 12);
-    CHECK(candidates[0]->attribute("opacity") == "0.55");
+    CHECK(candidates[0]->attribute("fill") == "#0072b2");
+    CHECK(candidates[0]->attribute("opacity").empty());
+    CHECK(highlighted[0]->attribute("stroke") == "#222222");
     // Axis units: 75 days is past 2 days, so days; $4.1M is past $1M, so $ millions.
     CHECK(c.find_all(with_class("g", "x-axis"))[0]->all_text().find("Time to train (days)") != std::string::npos);
     CHECK(c.find_all(with_class("g", "y-axis"))[0]->all_text().find("Cost (on-demand) ($ millions)") !=
