@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hardware/errors.hpp"
+#include "sim/nccl/nccl_release.hpp"
 #include "sim/nccl/nccl_version.hpp"
 
 namespace clustersim::models {
@@ -329,9 +330,11 @@ NcclSpec read_nccl(ValueReader v) {
       }
     }
     if (auto ver = o.maybe("version")) {
-      n.version = ver->as_string();
+      // As --nccl-version: another patch of a tabled minor release takes its nearest patch, warned.
       try {
-        (void)sim::nccl::NcclVersion::builtin(n.version);
+        const sim::nccl::ReleaseTable r = sim::nccl::resolve_release(ver->as_string());
+        n.version = r.table.name;
+        n.version_note = r.note;
       } catch (const InputError& e) {
         ver->fail_message(e.message());
       }
@@ -363,6 +366,7 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
         s.parallelism.framework == Framework::MEGATRON ? Implementation::FUSED : Implementation::HF_EAGER;
   }
   if (auto n = top.maybe("nccl")) s.nccl = read_nccl(*n);
+  if (!s.nccl.version_note.empty()) s.warnings.push_back(doc.file() + ": /nccl/version: " + s.nccl.version_note);
   if (auto c = top.maybe("calibration")) {
     s.calibration = c->as_string();
     // A bare name (no '/', no ".json") is a built-in profile; anything else a file beside the scenario.

@@ -177,7 +177,8 @@ struct ClusterSpec {
 
 struct NcclSpec {
   std::map<std::string, std::string> env;
-  std::string version = "2.28";
+  std::string version = "2.28";  // the table's name (a patch release without one: its nearest patch's)
+  std::string version_note;      // sim/nccl/nccl_release.hpp: said when another patch's table stands in
 };
 
 struct Scenario {

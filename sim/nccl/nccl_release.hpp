@@ -5,7 +5,7 @@
 //   another patch of a tabled minor release ("2.28.3") -> the tabled patch p' of that minor release
 //       nearest it, |p - p'| smallest, the newer of two as near (2.28.3 -> 2.28.7, 2.28.8 -> 2.28.9),
 //       with a note that names both releases for the caller to give as a warning
-//   anything else (an untabled minor release "2.21.5", "2.27")  -> InputError listing the tables
+//   anything else (an untabled minor release "2.27.7", "2.27")  -> InputError listing the tables
 //
 // A patch release is taken to keep its minor release's tuner constants and formulas (an assumption
 // the note states); a minor release may change them, so no table stands in for another minor release.

@@ -127,16 +127,16 @@ TEST_CASE("collective --nccl-version: a patch release is warned about, an unknow
   CHECK(minor.out.empty());
   CHECK_THAT(minor.err, Catch::Contains("--nccl-version: unknown NCCL version '2.27'") && Catch::Contains("2.26.2 (2.26)") &&
                             Catch::Contains("2.28.9 (2.28)"));
-  // Results measured under NCCL 2.21.5 (no 2.21 table): refused where the file says so.
+  // Results measured under NCCL 2.27.7 (no 2.27 table): refused where the file says so.
   testing::TempDir dir;
   const auto results = dir.write("r.json", R"({
     "schema_version": 1, "kind": "clustersim-calibration-results",
-    "environment": {"gpu_name": "NVIDIA H200", "gpu_count": 4, "nccl_version": "2.21.5", "instance_type": null},
+    "environment": {"gpu_name": "NVIDIA H200", "gpu_count": 4, "nccl_version": "2.27.7", "instance_type": null},
     "collectives": [{"op": "all_reduce", "nodes": 1, "gpus_per_node": 4, "nranks": 4,
       "points": [{"size_bytes": 1048576, "time_us": 20.0}]}]})");
   const Result v = run({"validate", "collectives", "--results", results.string(), "--system", "hgx-h200"});
   CHECK(v.rc == 2);
-  CHECK_THAT(v.err, Catch::Contains("r.json: /environment/nccl_version: unknown NCCL version '2.21.5'"));
+  CHECK_THAT(v.err, Catch::Contains("r.json: /environment/nccl_version: unknown NCCL version '2.27.7'"));
 }
 
 TEST_CASE("validate collectives prints every published set and reads results JSON", "[unit][cli][nccl]") {

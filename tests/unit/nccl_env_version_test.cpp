@@ -74,7 +74,7 @@ TEST_CASE("numeric variables are checked; unknown NCCL names are kept as unknown
 
 TEST_CASE("release tables load by name and alias", "[unit][nccl]") {
   const auto list = NcclVersion::builtin_list();
-  REQUIRE(list.size() == 5);
+  REQUIRE(list.size() == 6);  // 2.18.5, 2.20.5, 2.21.5, 2.26.2, 2.28.7, 2.28.9
   const NcclVersion v228 = NcclVersion::builtin("2.28");
   CHECK(v228.name == "2.28.9");
   // NCCL 2.28 tuning.cc hwLatencies[NVLINK][Ring][Simple] = 3.4 us; baseLatencies[Ring][LL] = 6.6 us.
@@ -86,6 +86,15 @@ TEST_CASE("release tables load by name and alias", "[unit][nccl]") {
   CHECK(v218.device.max_channels == 32);
   CHECK(v218.topology.nvlink_per_link(90).gigabytes_per_second() == Approx(20.0));
   CHECK(v228.topology.nvlink_per_link(90).gigabytes_per_second() == Approx(20.6));
+  // 2.21.5 (tag v2.21.5-1 tuning.cc): hwLat[NVLINK][NVLS][Simple] 25 us (23 in 2.20.5), the Hopper
+  // llMaxBws row {141.0, 45.0, 35.0} ({87.7, 22.5, 19.0} in 2.20.5), Ring LL busBw x 0.5.
+  const NcclVersion v221 = NcclVersion::builtin("2.21");
+  CHECK(v221.name == "2.21.5");
+  CHECK(v221.tuner.hw_latency_us[0][4][2] == Approx(25));
+  CHECK(NcclVersion::builtin("2.20").tuner.hw_latency_us[0][4][2] == Approx(23));
+  CHECK(v221.tuner.ll_max_bw[2][0] == Approx(141.0));
+  CHECK(v221.tuner.ring_ll_factor_other == Approx(0.5));
+  CHECK(v221.tuner.bandwidth_model == "2.20");
   // LL buffer: 8 lines/thread x 512 threads x 8 steps x 16 B = 512 KiB (init.cc DEFAULT_LL_BUFFSIZE).
   CHECK(v228.device.buffsize[0] == Bytes::kib(512));
   try {
@@ -97,7 +106,7 @@ TEST_CASE("release tables load by name and alias", "[unit][nccl]") {
 }
 
 TEST_CASE("an untabled patch release takes the nearest tabled patch of its minor release", "[unit][nccl]") {
-  // Tables: 2.18.5, 2.20.5, 2.26.2, 2.28.7, 2.28.9.
+  // Tables: 2.18.5, 2.20.5, 2.21.5, 2.26.2, 2.28.7, 2.28.9.
   SECTION("a tabled release or alias is itself, with nothing to say") {
     const ReleaseTable r = resolve_release("2.28");
     CHECK(r.table.name == "2.28.9");
@@ -116,14 +125,14 @@ TEST_CASE("an untabled patch release takes the nearest tabled patch of its minor
     CHECK(resolve_release("2.26.6").table.name == "2.26.2");
   }
   SECTION("an untabled minor release is an error listing the known releases, with no guess") {
-    for (const char* release : {"2.21.5", "2.27", "2.28.x"}) {
+    for (const char* release : {"2.27.7", "2.27", "2.28.x"}) {
       INFO(release);
       try {
         (void)resolve_release(release);
         FAIL("no error");
       } catch (const InputError& e) {
         CHECK_THAT(e.what(), Catch::Contains("unknown NCCL version '" + std::string(release) + "'") &&
-                                 Catch::Contains("2.18.5 (2.18), 2.20.5 (2.20), 2.26.2 (2.26), 2.28.7, 2.28.9 (2.28)"));
+                                 Catch::Contains("2.18.5 (2.18), 2.20.5 (2.20), 2.21.5 (2.21), 2.26.2 (2.26), 2.28.7, 2.28.9 (2.28)"));
         // 2.27 is one edit from 2.20 and 2.28 alike: an edit-distance guess would mislead.
         CHECK_THAT(e.what(), !Catch::Contains("did you mean"));
       }
