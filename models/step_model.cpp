@@ -312,6 +312,9 @@ StepEstimate StepSimulator::estimate(const Scenario& s, Fidelity fidelity, const
         const std::string w = g.predictor->version().unmodelled_variable_note(n);
         if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end()) e.warnings.push_back(w);
       }
+      for (const auto& w : g.predictor->env().plugin_notes) {
+        if (std::find(e.warnings.begin(), e.warnings.end(), w) == e.warnings.end()) e.warnings.push_back(w);
+      }
     }
   }
   e.bottleneck = bottleneck_sentence(e, out, plan.pp);

@@ -195,6 +195,7 @@ std::vector<std::string> CollectivePredictor::notes() const {
   out.insert(out.end(), plan_.notes.begin(), plan_.notes.end());
   out.insert(out.end(), tuner_->notes().begin(), tuner_->notes().end());
   for (const auto& u : env_.unknown) out.push_back(version_.unmodelled_variable_note(u));
+  out.insert(out.end(), env_.plugin_notes.begin(), env_.plugin_notes.end());
   return out;
 }
 

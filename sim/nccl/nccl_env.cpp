@@ -150,7 +150,7 @@ const std::set<std::string>& ignored_names() {
   static const std::set<std::string> s = {
       "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "NCCL_SOCKET_IFNAME", "NCCL_SOCKET_FAMILY",
       "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_SL", "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT",
-      "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_NET", "NCCL_NET_PLUGIN",
+      "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_NET",
       "NCCL_TUNER_PLUGIN", "NCCL_CUMEM_HOST_ENABLE", "NCCL_IGNORE_CPU_AFFINITY", "NCCL_LAUNCH_MODE",
       "NCCL_ASYNC_ERROR_HANDLING", "NCCL_BLOCKING_WAIT", "NCCL_TOPO_FILE", "NCCL_TOPO_DUMP_FILE",
       "NCCL_GRAPH_DUMP_FILE", "NCCL_GRAPH_FILE", "NCCL_NET_SHARED_BUFFERS",
@@ -172,7 +172,7 @@ const std::set<std::string>& modelled_names() {
       "NCCL_NVLS_NCHANNELS", "NCCL_COLLNET_ENABLE", "NCCL_PAT_ENABLE", "NCCL_PXN_DISABLE", "NCCL_CUMEM_ENABLE",
       "NCCL_HOSTID", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
       "NCCL_ALLOC_P2P_NET_LL_BUFFERS", "NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_MIN_P2P_NCHANNELS",
-      "NCCL_MAX_P2P_NCHANNELS", "NCCL_NCHANNELS_PER_NET_PEER"};
+      "NCCL_MAX_P2P_NCHANNELS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NET_PLUGIN"};
   return s;
 }
 
@@ -207,6 +207,63 @@ std::optional<std::string> misspelling_of(const std::string& var) {
 
 }  // namespace
 
+namespace {
+
+// aws-ofi-nccl v1.21.1's variables (include/nccl_ofi_param.h OFI_NCCL_PARAM names, each read as
+// OFI_NCCL_<name>), none of which the model follows but OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK.
+const std::set<std::string>& ofi_nccl_names() {
+  static const std::set<std::string> s = {
+      "OFI_NCCL_USE_IPV6_TCP", "OFI_NCCL_EXCLUDE_TCP_IF", "OFI_NCCL_GDR_FLUSH_DISABLE", "OFI_NCCL_NIC_DUP_CONNS",
+      "OFI_NCCL_CUDA_FLUSH_ENABLE", "OFI_NCCL_MR_KEY_SIZE", "OFI_NCCL_MR_CACHE_DISABLE", "OFI_NCCL_CQ_READ_COUNT",
+      "OFI_NCCL_GIN_CQ_PROCESS_MAX_ITER", "OFI_NCCL_CQ_SIZE", "OFI_NCCL_PROTOCOL", "OFI_NCCL_DISABLE_NATIVE_RDMA_CHECK",
+      "OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK", "OFI_NCCL_DISABLE_DMABUF", "OFI_NCCL_MIN_STRIPE_SIZE",
+      "OFI_NCCL_SCHED_MAX_SMALL_RR_SIZE", "OFI_NCCL_RDMA_MIN_POSTED_EAGER_BUFFERS",
+      "OFI_NCCL_RDMA_MAX_POSTED_EAGER_BUFFERS", "OFI_NCCL_RDMA_MIN_POSTED_CONTROL_BUFFERS",
+      "OFI_NCCL_RDMA_MAX_POSTED_CONTROL_BUFFERS", "OFI_NCCL_RR_CTRL_MSG", "OFI_NCCL_NET_LATENCY",
+      "OFI_NCCL_EAGER_MAX_SIZE", "OFI_NCCL_ERRORCHECK_MUTEX", "OFI_NCCL_ENDPOINT_PER_COMM", "OFI_NCCL_ABORT_ON_ERROR",
+      "OFI_NCCL_TUNER_TYPE", "OFI_NCCL_TUNER_NUM_CHANNELS", "OFI_NCCL_TUNER_NET_LATENCY",
+      "OFI_NCCL_TUNER_NET_COMP_OVERHEAD", "OFI_NCCL_USE_LOW_LATENCY_TC", "OFI_NCCL_FORCE_NUM_RAILS",
+      "OFI_NCCL_EARLY_COMPLETION", "OFI_NCCL_DISABLE_CLOSE_MESSAGE", "OFI_NCCL_CM_NUM_RX_BUFFERS",
+      "OFI_NCCL_PROGRESS_MODEL", "OFI_NCCL_PLATFORM", "OFI_NCCL_NVTX_TRACE_DIMENSION", "OFI_NCCL_GDAKI_EFA_HW_COUNTER"};
+  return s;
+}
+
+// libfabric EFA variables aws-ofi-nccl's EFA cheatsheet (doc/efa-env-var.md) and platform code
+// (src/platform-aws.cpp) name, besides FI_EFA_USE_DEVICE_RDMA.
+const std::set<std::string>& fi_names() {
+  static const std::set<std::string> s = {"FI_PROVIDER", "FI_EFA_FORK_SAFE", "FI_EFA_USE_HUGE_PAGE",
+                                          "FI_EFA_ENABLE_SHM_TRANSFER", "FI_EFA_USE_DEVICE_RDMA"};
+  return s;
+}
+
+// FI_* and OFI_* variables (see the header).
+void parse_plugin_variable(NcclEnv& e, const std::string& where, const std::string& var, const std::string& value) {
+  const std::string read = var + "=" + value + ": read but not modelled (";
+  if (var == "FI_EFA_USE_DEVICE_RDMA") {
+    e.efa_device_rdma = parse_bool01(where, var, value);
+  } else if (var == "OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK") {
+    e.gdr_required_check_disabled = parse_bool01(where, var, value);
+  } else if (var == "OFI_NCCL_PROTOCOL") {
+    if (value != "SENDRECV" && value != "RDMA") bad(where, var, value, "SENDRECV or RDMA (aws-ofi-nccl's protocols)");
+    e.plugin_notes.push_back(read + "aws-ofi-nccl's " + (value == "RDMA" ? "RDMA-write" : "send/receive") +
+                             " protocol inside the plugin; the model times the network as its calibration saw it)");
+  } else if (var == "FI_PROVIDER") {
+    if (value != "efa") {
+      e.plugin_notes.push_back(read + "aws-ofi-nccl then leaves EFA for libfabric's " + value +
+                               " provider, whose rates the catalog does not have)");
+    }
+  } else if (fi_names().count(var) != 0) {  // FI_EFA_FORK_SAFE, FI_EFA_USE_HUGE_PAGE, FI_EFA_ENABLE_SHM_TRANSFER
+    e.plugin_notes.push_back(read + "libfabric's EFA provider memory handling; no rate of the model follows it)");
+  } else if (ofi_nccl_names().count(var) != 0) {
+    e.plugin_notes.push_back(read + "an aws-ofi-nccl setting the model has no knob for)");
+  } else {
+    e.plugin_notes.push_back(var + ": not a variable aws-ofi-nccl v1.21.1 or libfabric's EFA provider is known to "
+                             "read; ignored");
+  }
+}
+
+}  // namespace
+
 bool EnableMatrix::allows(CollectiveOp op, int element) const {
   if (!is_set) return true;
   auto it = enabled.find(op);
@@ -223,6 +280,10 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
   int p2p_disable = 0;
   std::optional<PathType> level;
   for (const auto& [var, value] : env) {
+    if (var.rfind("FI_", 0) == 0 || var.rfind("OFI_", 0) == 0) {
+      parse_plugin_variable(e, where, var, value);
+      continue;
+    }
     if (var.rfind("NCCL_", 0) != 0) continue;
     if (var == "NCCL_ALGO") {
       e.algo = parse_list(where, var, value, algo_names, [](const std::string& w) -> std::optional<int> {
@@ -299,6 +360,8 @@ NcclEnv NcclEnv::parse(const std::map<std::string, std::string>& env, const std:
       e.pxn_disable = parse_bool01(where, var, value);
     } else if (var == "NCCL_CUMEM_ENABLE") {
       e.cumem_enable = parse_bool01(where, var, value);
+    } else if (var == "NCCL_NET_PLUGIN") {
+      e.net_plugin_none = value == "none";
     } else if (var == "NCCL_HOSTID") {
       if (value.empty()) bad(where, var, value, "a non-empty host id");
       e.host_id = value;

@@ -22,6 +22,22 @@
 //   NCCL_PXN_DISABLE=1      paths.cc: no PCI x NVLink relay to a remote rail's NIC.
 //   NCCL_CUMEM_ENABLE=0     p2p.cc: legacy CUDA IPC instead of cuMem handles.
 //   NCCL_HOSTID             misc/utils.cc getHostHash: processes with equal host ids are one host.
+// aws-ofi-nccl (v1.21.1: include/nccl_ofi_param.h, src/platform-aws.cpp; doc/efa-env-var.md) and
+// libfabric's EFA provider read FI_* and OFI_NCCL_* variables; on a fabric NCCL reaches through
+// the plugin ("ofi" in the catalog):
+//   FI_EFA_USE_DEVICE_RDMA=0   the provider leaves GPU memory to the host: no GPUDirect RDMA, as
+//                              NCCL_NET_GDR_LEVEL=LOC (host-staged sends). The plugin refuses this
+//                              on instances it requires GPUDirect on (p4d, p4de, p5, ...:
+//                              gdr_required) unless OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK=1; said.
+//   NCCL_NET_PLUGIN=none       NCCL loads no plugin (src/plugin/net.cc) and EFA has no NCCL
+//                              transport of its own: NCCL's socket transport. Other names: no change.
+//   FI_PROVIDER                the plugin keeps "efa"; another provider is read, not modelled.
+//   OFI_NCCL_PROTOCOL          SENDRECV or RDMA (others an error): the plugin's own protocol, read,
+//                              not modelled; likewise the other OFI_NCCL_* names of v1.21.1 and
+//                              FI_EFA_FORK_SAFE, FI_EFA_USE_HUGE_PAGE, FI_EFA_ENABLE_SHM_TRANSFER.
+// Any other FI_* or OFI_* name is warned about as one neither is known to read. All of these are
+// said in `plugin_notes`; without a plugin fabric each is read and changes nothing.
+//
 // Variables NCCL has that change nothing here (NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...) are kept as
 // "ignored"; a name one edit from a listed one is an error (a typo); any other name is "unknown",
 // and the prediction says whether the release reads it (NcclVersion::unmodelled_variable_note:
@@ -78,10 +94,14 @@ struct NcclEnv {
   bool pxn_disable = false;
   std::optional<bool> cumem_enable;
   std::optional<std::string> host_id;
+  std::optional<bool> efa_device_rdma;      // FI_EFA_USE_DEVICE_RDMA
+  bool gdr_required_check_disabled = false;  // OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK=1
+  bool net_plugin_none = false;              // NCCL_NET_PLUGIN=none
+  std::vector<std::string> plugin_notes;     // FI_* / OFI_* variables read but not modelled, or unknown
   std::vector<std::string> ignored;  // NCCL variables that change nothing in the model
   std::vector<std::string> unknown;  // other NCCL_* names: unmodelled, or not NCCL's at all
 
-  // Parses `env` (only NCCL_* keys are looked at; others are ignored). A bad value is an
+  // Parses `env` (NCCL_*, FI_* and OFI_* keys are looked at; others are ignored). A bad value is an
   // InputError naming the variable and the expected form; `where` prefixes the location
   // ("--env", "/nccl/env").
   static NcclEnv parse(const std::map<std::string, std::string>& env, const std::string& where = "--env");

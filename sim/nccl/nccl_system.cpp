@@ -134,8 +134,12 @@ NcclSystem NcclSystem::build(const hardware::NodeSpec& node, CommShape shape, co
   // NIC devices as NCCL sees them.
   if (node.fabric != nullptr && node.instance != nullptr) {
     const auto& net = node.instance->network;
-    const bool ofi = node.fabric->nccl_net == "ofi";
+    // NCCL_NET_PLUGIN=none: no aws-ofi-nccl, and NCCL has no EFA transport of its own (nccl_env.hpp).
+    const bool ofi = node.fabric->nccl_net == "ofi" && !env.net_plugin_none;
     s.net_name_ = node.fabric->nccl_net == "ib" ? (env.ib_disable ? "Socket" : "IB") : ofi ? "Libfabric" : "Socket";
+    if (env.net_plugin_none && node.fabric->nccl_net == "ofi") {
+      s.notes_.push_back("NCCL_NET_PLUGIN=none: aws-ofi-nccl not loaded, NCCL uses its socket transport");
+    }
     s.net_forces_simple_ = node.fabric->forces_simple_protocol;
     if (node.fabric->nccl_net_reported_latency && s.net_name_ != "Socket") {
       s.net_reported_latency_us_ = node.fabric->nccl_net_reported_latency->value.microseconds();
@@ -172,8 +176,16 @@ NcclSystem NcclSystem::build(const hardware::NodeSpec& node, CommShape shape, co
     const bool nic_gdr = node.fabric->supports_gpudirect_rdma && net.gpudirect_rdma && s.net_name_ != "Socket";
     PathType d = s.gpu_nic_path(0);
     if (d == PathType::PXN) d = PathType::PIX;  // PXN uses the intermediate GPU's distance
-    s.net_gdr_ = nic_gdr && d <= gdr_level;
-    if (nic_gdr && !s.net_gdr_) {
+    // FI_EFA_USE_DEVICE_RDMA=0: libfabric's EFA provider does not register GPU memory with the device.
+    const bool efa_rdma_off = ofi && env.efa_device_rdma == false;
+    s.net_gdr_ = nic_gdr && d <= gdr_level && !efa_rdma_off;
+    if (nic_gdr && efa_rdma_off) {
+      s.notes_.push_back(std::string("FI_EFA_USE_DEVICE_RDMA=0: GPUDirect RDMA off, sends staged through host memory") +
+                         (env.gdr_required_check_disabled
+                              ? ""
+                              : "; aws-ofi-nccl refuses this on instances it requires GPUDirect on (p4d, p4de, p5 "
+                                "and later) unless OFI_NCCL_DISABLE_GDR_REQUIRED_CHECK=1, so this predicts that run"));
+    } else if (nic_gdr && !s.net_gdr_) {
       s.notes_.push_back(std::string("GPUDirect RDMA off: GPU-NIC path ") + std::string(to_string(d)) +
                          " is farther than NCCL_NET_GDR_LEVEL " + std::string(to_string(gdr_level)));
     }
