@@ -87,6 +87,11 @@ struct Block {
   std::vector<Row> rows;
   bool seen_threads_line = false;
   bool seen_start_line = false;
+  // clustersim collective's own table: its header names the release, the shape and the GPU
+  // ("# clustersim collective: ... NCCL 2.28.9", "# hgx-h200: 1 node(s) x 4 GPU(s) = 4 ranks, H200").
+  bool predicted = false;
+  std::optional<int> predicted_nodes, predicted_per_node;
+  std::optional<std::string> predicted_gpu;
 };
 
 std::string trim(const std::string& s) {
@@ -291,6 +296,26 @@ class LogParser {
     const bool hashed = t[0] == '#';
     const std::string body = trim(hashed ? t.substr(1) : t);
 
+    static const std::regex predicted_re(R"(^clustersim collective: \S+ predicted \(not measured\), NCCL (\d+\.\d+\.\d+))");
+    static const std::regex shape_re(R"(^\S+: (\d+) node\(s\) x (\d+) GPU\(s\) = (\d+) ranks, (.+)$)");
+    static const std::regex predicted_env_re(R"(^env\s+: (NCCL_[A-Z0-9_]+)=(\S*)$)");
+    if (hashed && has(body, "clustersim collective:") && std::regex_search(body, m, predicted_re)) {
+      open_block(n);
+      current().predicted = true;
+      current().nccl_version = m[1].str();
+      return;
+    }
+    if (hashed && current().predicted && has(body, "GPU(s) =") && std::regex_search(body, m, shape_re)) {
+      current().predicted_nodes = to_small_int(m[1], file_, n, "a node count");
+      current().predicted_per_node = to_small_int(m[2], file_, n, "a GPU count");
+      current().predicted_gpu = m[4].str();
+      return;
+    }
+    if (hashed && current().predicted && has(body, "env") &&
+        std::regex_search(body, m, predicted_env_re)) {
+      current().env[m[1]] = m[2];
+      return;
+    }
     if (has(body, "nccl-tests version") && std::regex_search(body, m, tests_version_re)) {
       open_block(n);
       current().tests_version = m[1].str();
@@ -515,6 +540,11 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
     if (opt.nranks && *opt.nranks != nranks) {
       fail(file, first_row, "the log lists " + std::to_string(nranks) + " ranks, --nranks says " + std::to_string(*opt.nranks));
     }
+  } else if (b.predicted_nodes && b.predicted_per_node) {
+    nranks = *b.predicted_nodes * *b.predicted_per_node;
+    if (opt.nranks && *opt.nranks != nranks) {
+      fail(file, first_row, "the table predicts " + std::to_string(nranks) + " ranks, --nranks says " + std::to_string(*opt.nranks));
+    }
   } else if (opt.nranks) {
     nranks = *opt.nranks;
   } else if (*op == "all_gather" || *op == "reduce_scatter" || *op == "alltoall") {
@@ -544,6 +574,9 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
       fail(file, first_row, std::to_string(nranks) + " ranks do not split evenly over " + std::to_string(nodes) + " hosts");
     }
     per_node = nranks / nodes;
+  } else if (b.predicted_per_node && !opt.gpus_per_node) {
+    per_node = *b.predicted_per_node;
+    nodes = nranks / per_node;
   } else if (opt.gpus_per_node || b.per_node) {
     per_node = opt.gpus_per_node ? *opt.gpus_per_node : *b.per_node;
     if (per_node < 1 || nranks % per_node != 0) {
@@ -658,6 +691,11 @@ BlockResult convert(const std::string& file, Block& b, const std::map<int, RankI
   if (!ranks.empty()) {
     env.hostname = ranks.begin()->second.host;
     env.gpu_name = ranks.begin()->second.gpu;
+  }
+  if (b.predicted_gpu) env.gpu_name = *b.predicted_gpu;
+  if (b.predicted) {
+    warnings.push_back(file + ": line " + std::to_string(b.start_line) +
+                       ": a clustersim collective prediction, not a measurement; imported as its table says");
   }
   env.gpu_count = nranks;
   env.nccl_version = b.nccl_version;

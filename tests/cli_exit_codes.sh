@@ -30,16 +30,16 @@ expect 2 out simulate "$bad/scenario_inf.json"
 expect 2 out simulate "$bad"
 expect 2 out simulate scenarios/default.json --trace "$tmp/missing/trace.json"
 mkdir "$tmp/adir"
-expect 2 out collective --op all_reduce --system p5.48xlarge -o "$tmp/adir"
-expect 2 out collective --op all_reduce --system p5.48xlarge -o /proc/version/out.csv
+expect 2 out collective --op all_reduce --system p5.48xlarge --output "$tmp/adir"
+expect 2 out collective --op all_reduce --system p5.48xlarge --output /proc/version/out.csv
 expect 2 out report "$bad/report_truncated.json"
 expect 2 out simulat scenarios/default.json
 if [ -e "$tmp/missing" ] || [ -n "$(ls -A "$tmp/adir")" ]; then echo "FAIL: a failed write left a file behind"; fail=1; fi
 # An existing output is replaced, never truncated in place: a hard link keeps the old bytes.
 echo old >"$tmp/out.csv"; ln "$tmp/out.csv" "$tmp/link.csv"
-expect 0 err collective --op all_reduce --system p5.48xlarge --format csv -o "$tmp/out.csv"
+expect 0 err collective --op all_reduce --system p5.48xlarge --format csv --output "$tmp/out.csv"
 if [ "$(cat "$tmp/link.csv")" != old ] || ! grep -q size_bytes "$tmp/out.csv"; then
-  echo "FAIL: collective -o did not replace the file atomically"; fail=1
+  echo "FAIL: collective --output did not replace the file atomically"; fail=1
 fi
 # validate --check needs thresholds recorded for the profile it runs (a renamed copy of the
 # built-in one has none); --record-thresholds names a broken thresholds file and leaves it as it was.

@@ -69,8 +69,8 @@ Bytes CollectivePredictor::nccl_bytes(CollectiveOp, Bytes size) const {
   return size;
 }
 
-TunerChoice CollectivePredictor::choice(CollectiveOp op, Bytes size) const {
-  return tuner_->choose(op, nccl_bytes(op, size));
+TunerChoice CollectivePredictor::choice(CollectiveOp op, Bytes size, Reduction r) const {
+  return tuner_->choose(op, nccl_bytes(op, size), r);
 }
 
 StepProgram CollectivePredictor::program(CollectiveOp op, Bytes size, const TunerChoice& c, bool in_place) const {
@@ -104,9 +104,20 @@ CollectivePrediction CollectivePredictor::finish(CollectivePrediction out, const
   }
   // Back to back, a launch costs the program's loop time (ProgramTiming), its single pass otherwise.
   const Duration gpu = loop && method.iters > 1 ? *loop : out.gpu_time;
-  // The host's side of the loop ends with the closing wait, once for its launches; while the GPU
-  // is still busy the wait overlaps it.
-  out.time = std::max(gpu, out.host_time + rates_.host_sync / std::max(1, method.iters));
+  const int iters = std::max(1, method.iters);
+  if (method.graph_launches > 0) {
+    // -G L (header): the graph replays the launches; the host issues L graph launches and waits once.
+    const int graphs = method.graph_launches;
+    out.host_time = (rates_.host_call * (graphs * g) + rates_.host_sync) / (static_cast<std::int64_t>(iters) * graphs);
+    out.time = std::max(gpu, out.host_time);
+  } else if (method.blocking > 0) {
+    // -z (header): each call waits for its stream; nothing overlaps.
+    out.time = out.host_time + out.gpu_time + rates_.host_sync;
+  } else {
+    // The host's side of the loop ends with the closing wait, once for its launches; while the GPU
+    // is still busy the wait overlaps it.
+    out.time = std::max(gpu, out.host_time + rates_.host_sync / iters);
+  }
   const double sec = out.time.seconds();
   out.algbw_GBps = sec > 0 ? static_cast<double>(out.size.count()) / sec / 1e9 : 0.0;
   out.busbw_GBps = out.algbw_GBps * busbw_factor(out.op, system_->nranks());
@@ -121,7 +132,7 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
   out.op = op;
   out.size = size;
   const int n = system_->nranks();
-  const TunerChoice c = choice(op, size);
+  const TunerChoice c = choice(op, size, method.reduction);
   out.algorithm = c.algorithm;
   out.protocol = c.protocol;
   out.channels = c.channels;
@@ -130,7 +141,9 @@ CollectivePrediction CollectivePredictor::predict(CollectiveOp op, Bytes size, c
   if (n == 1) {
     // No communication (see the header): a local copy out of place, nothing in place.
     out.channels = 1;
-    if (method.in_place) {
+    const bool scales = device_op(method.reduction) == DevRedOp::PRE_MUL_SUM &&
+                        (op == CollectiveOp::ALL_REDUCE || op == CollectiveOp::REDUCE_SCATTER || op == CollectiveOp::REDUCE);
+    if (method.in_place && !scales) {
       // nccl-tests' send/recv is a group of four calls (ncclGroupStart, ncclSend, ncclRecv,
       // ncclGroupEnd); the group's end prepares the group, finds the send to itself in place and
       // drops it (enqueue.cc scheduleP2pTasksToPlan), so none launches: three empty calls and an

@@ -29,7 +29,9 @@
 //   One rank (enqueue.cc: ncclLaunchOneRank, src/device/onerank.cu): no communication; out of
 //   place NCCL copies the input to the output with cudaMemcpyAsync, T_gpu = copy fixed time +
 //   size / local copy rate (nccl_parameters.hpp); in place it enqueues nothing and the call costs
-//   its host time only (nccl.host.empty_call_overhead). Send/recv to itself copies out of place
+//   its host time only (nccl.host.empty_call_overhead). A PreMulSum op (avg of a floating type,
+//   mulsum) instead runs a kernel that scales every element, in place too; it reads and writes
+//   what the copy does, priced as the copy. Send/recv to itself copies out of place
 //   through the P2P kernel (NCCL's base latency + the same copy rate); in place the group's end
 //   drops it (enqueue.cc scheduleP2pTasksToPlan: "Skip send to self in-place"): nccl-tests' group
 //   start, send and recv cost an empty call each, its group end nccl.host.empty_group_overhead.
@@ -86,6 +88,16 @@ struct NcclTestsMethod {
   int gpus_per_thread = 1;  // -g
   int iters = 20;           // -n
   bool in_place = false;    // the in-place columns (matter for one rank only)
+  Reduction reduction{};    // -d, -o: what NCCL may run (Tuner::choose) and one rank's kernel
+  // -z B (src/common.cu startColl): from 1, each call waits for its stream before the next
+  // (1 adds a barrier across ranks, 3 leaves it out of the time): an iteration costs
+  // T_host + T_gpu + T_sync, no launch overlapping another. The barrier of -z 1 is not priced.
+  int blocking = 0;
+  // -G L: the `iters` launches captured once in a CUDA graph and replayed L times, timed from
+  // the first replay: the host issues L graph launches (one call's host cost each, per GPU of the
+  // thread) and one closing wait, so an iteration costs
+  // max(T_loop, (L x g x T_host_call + T_sync) / (iters x L)).
+  int graph_launches = 0;
 };
 
 // The threads of one process in a calibration harness run (its results' tool.launcher, said once
@@ -122,7 +134,7 @@ class CollectivePredictor {
   CollectivePrediction predict_pair(Bytes size, int src, int dst, const NcclTestsMethod& method = {}) const;
 
   // NCCL's choice and the step program for a size (the event simulation runs the same program).
-  TunerChoice choice(CollectiveOp op, Bytes size) const;
+  TunerChoice choice(CollectiveOp op, Bytes size, Reduction r = {}) const;
   StepProgram program(CollectiveOp op, Bytes size, const TunerChoice& choice, bool in_place = false) const;
 
   const PredictorConfig& config() const { return config_; }

@@ -157,6 +157,70 @@ double busbw_factor(CollectiveOp op, int nranks) {
   return 1.0;
 }
 
+namespace {
+constexpr std::array<std::string_view, 12> kTypeNames = {"int8",   "uint8", "int32",  "uint32",   "int64",  "uint64",
+                                                         "half",   "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
+constexpr std::array<int, 12> kTypeSizes = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+constexpr std::array<std::string_view, 6> kOpNames = {"sum", "prod", "max", "min", "avg", "mulsum"};
+}  // namespace
+
+std::string_view to_string(DataType t) { return kTypeNames.at(static_cast<std::size_t>(t)); }
+std::string_view to_string(RedOp r) { return kOpNames.at(static_cast<std::size_t>(r)); }
+int element_size(DataType t) { return kTypeSizes.at(static_cast<std::size_t>(t)); }
+bool is_fp8(DataType t) { return t == DataType::F8E4M3 || t == DataType::F8E5M2; }
+
+std::optional<DataType> parse_data_type(std::string_view s) {
+  for (std::size_t i = 0; i < kTypeNames.size(); ++i) {
+    if (kTypeNames[i] == s) return static_cast<DataType>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<RedOp> parse_red_op(std::string_view s) {
+  for (std::size_t i = 0; i < kOpNames.size(); ++i) {
+    if (kOpNames[i] == s) return static_cast<RedOp>(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> data_type_names() { return {kTypeNames.begin(), kTypeNames.end()}; }
+std::vector<std::string> red_op_names() { return {kOpNames.begin(), kOpNames.end()}; }
+
+DevRedOp device_op(Reduction r) {
+  switch (r.op) {
+    case RedOp::SUM: return DevRedOp::SUM;
+    case RedOp::PROD: return DevRedOp::PROD;
+    case RedOp::MAX:
+    case RedOp::MIN: return DevRedOp::MIN_MAX;
+    case RedOp::MULSUM: return DevRedOp::PRE_MUL_SUM;
+    case RedOp::AVG: break;
+  }
+  switch (r.type) {
+    case DataType::INT8:
+    case DataType::UINT8:
+    case DataType::INT32:
+    case DataType::UINT32:
+    case DataType::INT64:
+    case DataType::UINT64: return DevRedOp::SUM_POST_DIV;
+    default: return DevRedOp::PRE_MUL_SUM;
+  }
+}
+
+bool nvls_supported(Reduction r) {
+  const DevRedOp d = device_op(r);
+  switch (r.type) {
+    case DataType::INT32:
+    case DataType::UINT32:
+    case DataType::INT64:
+    case DataType::UINT64:
+    case DataType::HALF:
+    case DataType::BFLOAT16: return d == DevRedOp::SUM || d == DevRedOp::MIN_MAX;
+    case DataType::FLOAT:
+    case DataType::DOUBLE: return d == DevRedOp::SUM;
+    default: return false;
+  }
+}
+
 bool size_is_total_across_ranks(CollectiveOp op) {
   return op == CollectiveOp::ALL_GATHER || op == CollectiveOp::REDUCE_SCATTER || op == CollectiveOp::ALLTOALL;
 }

@@ -65,6 +65,40 @@ double busbw_factor(CollectiveOp op, int nranks);
 // (and the per-rank buffer of nranks pieces for alltoall).
 bool size_is_total_across_ranks(CollectiveOp op);
 
+// Element types and reduction ops as nccl-tests names them (-d, -o; src/common.cu test_typenames
+// and test_opnames, tag v2.19.6): int8 uint8 int32 uint32 int64 uint64 half float double bfloat16
+// f8e4m3 f8e5m2 (the two fp8 types with NCCL 2.24 and later), and sum prod max min avg mulsum
+// (mulsum: ncclRedOpCreatePreMulSum). Ops that do not reduce print "none".
+enum class DataType { INT8, UINT8, INT32, UINT32, INT64, UINT64, HALF, FLOAT, DOUBLE, BFLOAT16, F8E4M3, F8E5M2 };
+enum class RedOp { SUM, PROD, MAX, MIN, AVG, MULSUM };
+std::string_view to_string(DataType t);
+std::string_view to_string(RedOp r);
+std::optional<DataType> parse_data_type(std::string_view s);  // nccl-tests' names, exactly
+std::optional<RedOp> parse_red_op(std::string_view s);
+std::vector<std::string> data_type_names();
+std::vector<std::string> red_op_names();
+int element_size(DataType t);  // bytes (ncclTypeSize)
+bool is_fp8(DataType t);
+
+// What one collective reduces: its element type and op (the all-gather, broadcast, alltoall and
+// send/recv calls of nccl-tests pass sum).
+struct Reduction {
+  Reduction() = default;
+  Reduction(DataType t, RedOp o) : type(t), op(o) {}
+  DataType type = DataType::FLOAT;
+  RedOp op = RedOp::SUM;
+};
+
+// NCCL's device op for a user op and type (enqueue.cc hostToDevRedOp): avg is a sum divided after
+// (SumPostDiv) for integers and a sum of pre-multiplied inputs (PreMulSum) for floating types;
+// mulsum is PreMulSum; max and min are one MinMax op.
+enum class DevRedOp { SUM, PROD, MIN_MAX, PRE_MUL_SUM, SUM_POST_DIV };
+DevRedOp device_op(Reduction r);
+// NVLS and NVLSTree run only these (device.h ncclNvlsSupported, 2.20 to 2.28; 2.18's
+// NCCL_NVLS_SUPPORTS in collectives.h is the same set): sum and min/max on int32, uint32, int64,
+// uint64, half and bfloat16; sum alone on float and double.
+bool nvls_supported(Reduction r);
+
 // ceil(a / b) for a >= 0, b > 0 (NCCL's DIVUP / divUp).
 inline constexpr long long div_up(long long a, long long b) { return (a + b - 1) / b; }
 

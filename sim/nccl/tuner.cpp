@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "hardware/errors.hpp"
+
 namespace clustersim::sim::nccl {
 
 namespace {
@@ -403,9 +405,21 @@ std::optional<double> Tuner::algo_time_us(CollectiveOp op, Algorithm a, Protocol
   return lat + static_cast<double>(nbytes) / (1000.0 * bw);
 }
 
-TunerChoice Tuner::choose(CollectiveOp op, Bytes bytes) const {
+TunerChoice Tuner::choose(CollectiveOp op, Bytes bytes, Reduction r) const {
   TunerChoice c;
   const int f = fn(op);
+  const int mm = ver_->major_minor();
+  if (is_fp8(r.type)) {
+    if (mm < 224) {
+      throw InputError("", "datatype", std::string(to_string(r.type)) + " needs NCCL 2.24 or later (ncclFloat8e4m3/e5m2); NCCL " +
+                                           ver_->name + " has no fp8 types");
+    }
+    if (sys_->cc() < 90) {
+      throw InputError("", "datatype", std::string(to_string(r.type)) +
+                                           ": NCCL reduces fp8 only on sm90 and later GPUs (\"FP8 reduction support "
+                                           "begins with sm90 capable devices\")");
+    }
+  }
   if (f < 0) {
     // Send/recv and alltoall: no tuning; P2P channels, Simple (LL below the P2P LL threshold).
     c.algorithm = Algorithm::RING;
@@ -415,9 +429,20 @@ TunerChoice Tuner::choose(CollectiveOp op, Bytes bytes) const {
   }
   double best = std::numeric_limits<double>::max();
   bool found = false;
+  // The element type and op (see the header).
+  const bool nvls_ok = nvls_supported(r);
+  const bool ag = op == CollectiveOp::ALL_GATHER;
+  const DevRedOp dev = device_op(r);
   for (Algorithm a : kAllAlgorithms) {
+    if (a == Algorithm::NVLS && !nvls_ok && !(ag && (mm == 219 || mm >= 222))) continue;
+    if (a == Algorithm::NVLS_TREE && !nvls_ok && !(ag && mm >= 222)) continue;
+    if (a == Algorithm::PAT && op == CollectiveOp::REDUCE_SCATTER &&
+        (dev == DevRedOp::PRE_MUL_SUM || dev == DevRedOp::SUM_POST_DIV)) {
+      continue;
+    }
     for (Protocol p : kAllProtocols) {
       auto t = algo_time_us(op, a, p, bytes);
+      if (t && is_fp8(r.type) && a == Algorithm::RING && nranks_ > 8) *t *= 1024.0;
       if (t && *t < best) {
         best = *t;
         c.algorithm = a;

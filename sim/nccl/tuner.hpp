@@ -73,8 +73,14 @@ class Tuner {
 
   // NCCL's choice for `op` (a tuned collective: all_reduce, all_gather, reduce_scatter,
   // broadcast, reduce) moving `bytes` (NCCL's nBytes: the all-reduce/broadcast/reduce buffer, the
-  // total of all ranks for all-gather/reduce-scatter).
-  TunerChoice choose(CollectiveOp op, Bytes bytes) const;
+  // total of all ranks for all-gather/reduce-scatter) of `r`'s type with its op. The type and op
+  // decide what may run (enqueue.cc topoGetAlgoInfo): NVLS and NVLSTree only for the pairs
+  // nvls_supported() lists (all-gather, which reduces nothing, exempt from the check for NVLS in
+  // 2.19 and for both from 2.22; 2.20 and 2.21 check it for all-gather too); PAT not for a
+  // reduce-scatter whose op is PreMulSum or SumPostDiv (2.23+); an fp8 ring of more than 8 ranks
+  // costed 1024 times its estimate, last resort (2.24+, "reduction trees of sufficient depth that
+  // they incur precision loss"). InputError for fp8 before 2.24 or on GPUs before sm90.
+  TunerChoice choose(CollectiveOp op, Bytes bytes, Reduction r = {}) const;
 
   // NCCL's table entries (0 bandwidth: disabled), for reports and tests.
   double bandwidth(CollectiveOp op, Algorithm a, Protocol p) const;

@@ -127,7 +127,7 @@ TEST_CASE("the real binary gives the same bytes in two processes", "[unit][deter
   const auto d = dir.path() / "d.csv";
   for (const auto& p : {c, d}) {
     const std::string cmd = "'" + bin + "' collective --op reduce_scatter --system p5en.48xlarge --nodes 8 -b 1M -e 1G "
-                            "-f 2 --format csv -o '" + p.string() + "'";
+                            "-f 2 --format csv --output '" + p.string() + "'";
     REQUIRE(std::system(cmd.c_str()) == 0);
   }
   CHECK(slurp(c).size() > 100);

@@ -46,7 +46,8 @@ struct Writer {
 std::vector<Writer> writers() {
   return {
       {"simulate --trace", {"simulate", src("scenarios/default.json"), "--trace", "OUT"}},
-      {"collective -o", {"collective", "--op", "all_gather", "--system", "p4d.24xlarge", "--format", "csv", "-o", "OUT"}},
+      {"collective --output",
+       {"collective", "--op", "all_gather", "--system", "p4d.24xlarge", "--format", "csv", "--output", "OUT"}},
       {"plan -o",
        {"plan", src("scenarios/plans/llama3-8b-finetune-sft-vs-lora-p4d-p5.json"),
         "--quiet", "--threads", "2", "--format", "json", "-o", "OUT"}},

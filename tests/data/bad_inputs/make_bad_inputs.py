@@ -177,9 +177,9 @@ coll("pods not dividing the node", ["--op", "all_reduce", "--system", "p5.48xlar
 coll("zero iterations", ["--op", "all_reduce", "--system", "p5.48xlarge", "-n", "0"], ["--iters", "0"])
 coll("calibration that does not exist", ["--op", "all_reduce", "--system", "p5.48xlarge", "--calibration", "{data}/no-such-profile.json"], ["no-such-profile.json"])
 coll("calibration with a bad unit", ["--op", "all_reduce", "--system", "p5.48xlarge", "--calibration", "{data}/profile_bad_unit.json"], ["profile_bad_unit.json", "/parameters/nccl.bw/value"])
-coll("output into a missing directory", ["--op", "all_reduce", "--system", "p5.48xlarge", "-o", "{tmp}/missing/out.csv", "--format", "csv"], ["{tmp}/missing/out.csv", "does not exist"])
-coll("output onto a directory", ["--op", "all_reduce", "--system", "p5.48xlarge", "-o", "{tmp}/adir"], ["{tmp}/adir", "is a directory"], mkdir=["{tmp}/adir"])
-coll("output under a file", ["--op", "all_reduce", "--system", "p5.48xlarge", "-o", "{data}/profile_bad_unit.json/out.csv"], ["profile_bad_unit.json/out.csv", "does not exist"])
+coll("output into a missing directory", ["--op", "all_reduce", "--system", "p5.48xlarge", "--output", "{tmp}/missing/out.csv", "--format", "csv"], ["{tmp}/missing/out.csv", "does not exist"])
+coll("output onto a directory", ["--op", "all_reduce", "--system", "p5.48xlarge", "--output", "{tmp}/adir"], ["{tmp}/adir", "is a directory"], mkdir=["{tmp}/adir"])
+coll("output under a file", ["--op", "all_reduce", "--system", "p5.48xlarge", "--output", "{data}/profile_bad_unit.json/out.csv"], ["profile_bad_unit.json/out.csv", "does not exist"])
 coll("unknown format", ["--op", "all_reduce", "--system", "p5.48xlarge", "--format", "xml"], ["--format", "xml"])
 coll("missing --system", ["--op", "all_reduce"], ["--system", "required"])
 
