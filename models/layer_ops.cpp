@@ -269,7 +269,7 @@ class Builder {
     LayerOps ops;
     for (const auto& e : entries) ops.forward.push_back(e.op);
     const Checkpointing ckpt = t_.activation_checkpointing;
-    if (ckpt == Checkpointing::FULL && layer_ >= 0) {
+    if (ckpt == Checkpointing::FULL && layer_ >= 0 && l_.layer_recompute(layer_).replayed) {
       for (const auto& e : entries) {
         KernelOp r = e.op;
         r.pass = Pass::RECOMPUTE;

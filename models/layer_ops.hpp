@@ -24,7 +24,9 @@
 // wgrad, and activations are still stored for the backward through the frozen layers.
 // Backward: every op of the forward in reverse, GEMMs as dgrad then wgrad; element-wise backward
 // bytes as each kernel reads and writes them. Activation checkpointing adds recomputation:
-//   full       the whole layer's forward replayed (Pass::RECOMPUTE) before its backward
+//   full       the whole layer's forward replayed (Pass::RECOMPUTE) before its backward, for the
+//              layers training.recompute_method replays (recompute.hpp: every layer under
+//              "uniform", the first recompute_num_layers of each chunk under "block")
 //   selective  the attention core (flash attention forward) replayed just before its backward
 //              (Korthikanti et al. 2022: recompute the attention core; with flash attention it
 //              saves little memory)

@@ -1,4 +1,5 @@
 #include "models/layout_search.hpp"
+#include "models/recompute.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -39,6 +40,15 @@ Json scenario_json(const PlanSpec& plan, const std::vector<PlanSystem>& systems,
     Json v = s[i];
     if (i == SYSTEM) v = systems[static_cast<std::size_t>(s[i].get<std::int64_t>())].name;
     doc[Json::json_pointer(pointers[i])] = v;
+  }
+  // The plan's recompute_method and recompute_num_layers go with the candidates that recompute
+  // in full; the others run without them (Megatron-Core refuses them beside "selective").
+  if (doc.contains("training") && doc["training"].is_object()) {
+    Json& t = doc["training"];
+    if (!t.contains("activation_checkpointing") || t["activation_checkpointing"] != "full") {
+      t.erase("recompute_method");
+      t.erase("recompute_num_layers");
+    }
   }
   return doc;
 }
@@ -120,6 +130,10 @@ std::string layout_label(const Scenario& s, bool with_data) {
   out += ", mb " + std::to_string(s.training.micro_batch_size);
   if (s.training.activation_checkpointing != Checkpointing::NONE) {
     out += ", " + std::string(to_string(s.training.activation_checkpointing)) + " recompute";
+    if (s.training.recompute_given) {
+      out += " (" + std::string(to_string(s.training.recompute_method)) + " " +
+             std::to_string(s.training.recompute_num_layers) + ")";
+    }
   }
   if (s.training.fine_tuning == FineTuning::LORA) out += ", LoRA r" + std::to_string(s.training.lora.rank);
   if (s.training.precision != Precision::BF16) out += ", " + std::string(to_string(s.training.precision));

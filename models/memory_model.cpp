@@ -267,9 +267,20 @@ MemoryBreakdown estimate_memory(const MemoryInputs& in, int stage, const hardwar
   double per_layer_sum = 0, none_max = 0;
   const auto layers = l.layers_of_stage(stage);
   for (std::int64_t layer : layers) {
-    per_layer_sum += layer_activation_bytes(m, l, t, layer, t.activation_checkpointing).as_double();
-    if (t.activation_checkpointing == Checkpointing::FULL) {
-      none_max = std::max(none_max, layer_activation_bytes(m, l, t, layer, Checkpointing::NONE).as_double());
+    if (t.activation_checkpointing != Checkpointing::FULL) {
+      per_layer_sum += layer_activation_bytes(m, l, t, layer, t.activation_checkpointing).as_double();
+      continue;
+    }
+    // Full recompute (recompute.hpp): a checkpoint keeps its input, a layer inside a uniform group
+    // keeps nothing, a layer block recompute leaves alone keeps everything; replaying a group
+    // holds its layers' full sets at once.
+    const LayerRecompute r = l.layer_recompute(layer);
+    const double none = layer_activation_bytes(m, l, t, layer, Checkpointing::NONE).as_double();
+    if (!r.replayed) {
+      per_layer_sum += none;
+    } else if (r.keeps_input) {
+      per_layer_sum += layer_activation_bytes(m, l, t, layer, Checkpointing::FULL).as_double();
+      none_max = std::max(none_max, none * static_cast<double>(r.group_layers));
     }
   }
   const double per_layer_avg = layers.empty() ? 0 : per_layer_sum / static_cast<double>(layers.size());

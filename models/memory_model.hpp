@@ -34,7 +34,10 @@
 //   score, 5 b (a/tp) (s/cp) s bytes: Korthikanti's 5 a s^2 b term, which flash attention removes)
 //   selective  minus what the attention core keeps internally (log-sum-exp): with flash
 //              attention the s^2 terms it was invented for are already gone
-//   full       the layer input only (2 T_sp h), plus one layer's full set while it is recomputed
+//   full       the layer input only (2 T_sp h), plus one layer's full set while it is recomputed;
+//              with recompute_method (recompute.hpp) "uniform" R: the input of each group of R
+//              layers, plus R layers' full sets while a group is replayed; "block" R: the first R
+//              layers of each chunk keep their input, the others everything ("none")
 // The stage holds ParallelLayout::in_flight_layer_activations() layer-micro-batches of this.
 // First stage: embedding dropout masks; last stage: final-norm and LM-head inputs and the logits
 // (Megatron vocab-parallel cross-entropy: 4 T V/tp bytes fp32, Korthikanti Sec. 4.3; Hugging Face:

@@ -27,7 +27,8 @@ ParallelLayout::ParallelLayout(const TransformerConfig& m, const ParallelismSpec
       micro_batch_(t.micro_batch_size),
       seq_len_(t.seq_len),
       global_batch_(t.global_batch_size),
-      num_layers_(m.num_layers) {
+      num_layers_(m.num_layers),
+      training_(t) {
   auto fail = [&](const std::string& pointer, const std::string& message) {
     throw InputError(file, pointer, message);
   };

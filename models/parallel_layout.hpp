@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "models/parameter_tensors.hpp"
+#include "models/recompute.hpp"
 #include "models/scenario.hpp"
 #include "models/transformer_config.hpp"
 
@@ -84,6 +85,10 @@ class ParallelLayout {
   bool has_head(int stage, int virtual_stage) const { return stage == pp_ - 1 && virtual_stage == vp_ - 1; }
   bool stage_has_embedding(int stage) const { return stage == 0; }
   bool stage_has_head(int stage) const { return stage == pp_ - 1; }
+  // Whether full recompute replays `layer` and what it keeps (recompute.hpp), per model chunk.
+  LayerRecompute layer_recompute(std::int64_t layer) const {
+    return models::layer_recompute(training_, layer, num_layers_, static_cast<std::int64_t>(pp_) * vp_);
+  }
   // (layer, micro-batch) pairs whose activations a stage holds at its peak (see the header
   // comment): multiply by the activation bytes of one layer for one micro-batch.
   double in_flight_layer_activations(int stage) const;
@@ -97,6 +102,7 @@ class ParallelLayout {
   PipelineSchedule schedule_ = PipelineSchedule::ONE_F_ONE_B;
   std::int64_t micro_batch_ = 1, seq_len_ = 1, global_batch_ = 1, num_micro_batches_ = 1;
   std::int64_t num_layers_ = 0;
+  TrainingSpec training_;
 };
 
 }  // namespace clustersim::models

@@ -74,6 +74,28 @@ TrainingSpec read_training(ValueReader v) {
                                    : s == "selective" ? Checkpointing::SELECTIVE
                                                       : Checkpointing::NONE;
     }
+    {
+      // Megatron-Core (transformer_config.py __post_init__): recompute_method and
+      // recompute_num_layers go with granularity "full" and need each other.
+      auto method = o.maybe("recompute_method");
+      auto layers = o.maybe("recompute_num_layers");
+      if (method) {
+        t.recompute_method = method->as_choice({"uniform", "block"}) == "block" ? RecomputeMethod::BLOCK
+                                                                               : RecomputeMethod::UNIFORM;
+      }
+      if (layers) t.recompute_num_layers = layers->as_int({.min = 1, .max = 1 << 20});
+      if (method || layers) {
+        ValueReader& where = method ? *method : *layers;
+        if (t.activation_checkpointing != Checkpointing::FULL) {
+          where.fail_message("applies to activation_checkpointing \"full\" only (Megatron-Core's "
+                             "recompute_method and recompute_num_layers), but activation_checkpointing is \"" +
+                             std::string(to_string(t.activation_checkpointing)) + "\"");
+        }
+        if (!method) layers->fail_message("needs recompute_method (\"uniform\" or \"block\") beside it, as in Megatron-Core");
+        if (!layers) method->fail_message("needs recompute_num_layers beside it, as in Megatron-Core");
+        t.recompute_given = true;
+      }
+    }
     if (auto p = o.maybe("attention")) {
       t.attention_kernel = p->as_choice({"flash", "unfused"}) == "unfused" ? AttentionKernel::UNFUSED : AttentionKernel::FLASH;
     }

@@ -34,6 +34,8 @@ struct ModelRef {
 enum class Precision { BF16, FP16, FP8, FP32 };
 enum class Optimizer { ADAMW, ADAM, SGD };
 enum class Checkpointing { NONE, SELECTIVE, FULL };
+// Which layers "full" recompute checkpoints (Megatron-Core's recompute_method; models/recompute.hpp).
+enum class RecomputeMethod { UNIFORM, BLOCK };
 enum class FineTuning { FULL, LORA };
 // The attention kernel: a fused flash-attention kernel (FlashAttention-2/3, cuDNN fused attention),
 // or the unfused sequence of Megatron-LM before 2022: batched QK^T GEMM, fused scale-mask-softmax,
@@ -60,6 +62,12 @@ struct TrainingSpec {
   Precision grad_reduce_dtype = Precision::FP32;
   Optimizer optimizer = Optimizer::ADAMW;
   Checkpointing activation_checkpointing = Checkpointing::NONE;
+  // training.recompute_method and training.recompute_num_layers (with "full" only, both or
+  // neither, as Megatron-Core requires); absent, uniform groups of one layer: every layer
+  // checkpointed on its own.
+  RecomputeMethod recompute_method = RecomputeMethod::UNIFORM;
+  std::int64_t recompute_num_layers = 1;
+  bool recompute_given = false;
   std::optional<double> tokens;  // tokens to train, for time-to-train figures
   FineTuning fine_tuning = FineTuning::FULL;
   LoraSpec lora;

@@ -1,6 +1,7 @@
 #include "models/step_flops.hpp"
 
 #include "models/parameter_tensors.hpp"
+#include "models/recompute.hpp"
 
 namespace clustersim::models {
 
@@ -26,13 +27,13 @@ double step_flops(const TransformerConfig& m, const TrainingSpec& t, const StepF
   const double square = o.attention == AttentionCounting::FULL_SQUARE ? 1.0 : 0.5;
   // Attention forward per query token: QK^T 2 s H d_qk and PV 2 s H d_v.
   const double attention = 2.0 * s * m.num_heads * (m.qk_head_dim() + m.v_head_dim()) * square;
-  double gemm_passes = 3, attention_passes = 3;
-  if (o.include_recompute) {
-    if (t.activation_checkpointing == Checkpointing::FULL) gemm_passes = attention_passes = 4;
-    if (t.activation_checkpointing == Checkpointing::SELECTIVE) attention_passes = 4;
-  }
   double per_token = 0;
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
+    double gemm_passes = 3, attention_passes = 3;
+    if (o.include_recompute) {
+      if (layer_recompute(t, i, m.num_layers, o.chunks).replayed) gemm_passes = attention_passes = 4;
+      if (t.activation_checkpointing == Checkpointing::SELECTIVE) attention_passes = 4;
+    }
     per_token += gemm_passes * layer_gemm_flops_per_token(m, i, lora) + attention_passes * attention;
   }
   const double vocab = static_cast<double>(o.vocab_size > 0 ? o.vocab_size : m.vocab_size);

@@ -33,6 +33,9 @@ struct StepFlopsOptions {
   AttentionCounting attention = AttentionCounting::FULL_SQUARE;
   bool include_recompute = true;  // count the recomputation passes (Eq. 3 does; "model FLOPs" for MFU do not)
   std::int64_t vocab_size = 0;    // 0: the model's; Megatron pads the vocabulary (51200 in SC'21)
+  // Model chunks (pipeline x virtual stages) that recompute_method "block" counts its layers in
+  // (recompute.hpp); 1: the whole model is one chunk.
+  std::int64_t chunks = 1;
 };
 
 // FLOPs of one step over all ranks (training.global_batch_size sequences of training.seq_len).

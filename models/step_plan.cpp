@@ -138,7 +138,7 @@ std::vector<Zero3Fetch> zero3_fetches(const std::vector<std::vector<ModuleNumel>
 // Kernels with their times, built once per plan: every stage's layers of one kind run the same
 // kernels (layer_ops.hpp depends on the layer only through whether it is a MoE layer).
 struct OpsCache {
-  std::map<int, LayerOps> layers;  // key: 1 for a MoE layer, 0 for a dense one
+  std::map<int, LayerOps> layers;  // key: 1 for a MoE layer, 0 for a dense one; + 2 when recomputed
   std::map<int, LayerCommSizes> comm;  // the same key
   std::optional<LayerOps> embedding, head;
 };
@@ -399,13 +399,18 @@ class StageBuilder {
     return in_.compute.time(chunk) * splits;
   }
 
+  // Layers differ in their kernels only by being MoE or dense and by being replayed or not
+  // (partial recompute, recompute.hpp).
+  static int pass_key(bool moe, bool replayed) { return (moe ? 1 : 0) + (replayed ? 2 : 0); }
+
   const LayerOps& layer_ops(std::int64_t layer, bool moe) {
-    auto it = ops_.layers.find(moe ? 1 : 0);
+    const int key = pass_key(moe, L_.layer_recompute(layer).replayed);
+    auto it = ops_.layers.find(key);
     if (it == ops_.layers.end()) {
       LayerOps ops = in_.training.layer_ops(layer);
       in_.compute.annotate(ops.forward);
       in_.compute.annotate(ops.backward);
-      it = ops_.layers.emplace(moe ? 1 : 0, std::move(ops)).first;
+      it = ops_.layers.emplace(key, std::move(ops)).first;
     }
     return it->second;
   }
@@ -530,7 +535,7 @@ class StageBuilder {
     const double pb = t.precision == Precision::FP32 ? 4 : 2;
     const double gb = bytes_per_element(t.grad_reduce_dtype);
     const bool frozen = t.fine_tuning == FineTuning::LORA;
-    std::map<bool, int> layer_pass;  // by is-MoE
+    std::map<int, int> layer_pass;  // by pass_key
     for (int v = 0; v < L_.vp(); ++v) {
       ChunkPlan chunk;
       const RankPosition pos{.pipeline_stage = st_.stage, .virtual_stage = v};
@@ -551,10 +556,11 @@ class StageBuilder {
         auto cit = ops_.comm.find(moe ? 1 : 0);
         if (cit == ops_.comm.end()) cit = ops_.comm.emplace(moe ? 1 : 0, in_.training.layer_comm(layer)).first;
         const LayerCommSizes& c = cit->second;
-        auto it = layer_pass.find(moe);
+        const int key = pass_key(moe, L_.layer_recompute(layer).replayed);
+        auto it = layer_pass.find(key);
         if (it == layer_pass.end()) {
           st_.passes.push_back(make_pass(layer_ops(layer, moe), c, moe));
-          it = layer_pass.emplace(moe, static_cast<int>(st_.passes.size() - 1)).first;
+          it = layer_pass.emplace(key, static_cast<int>(st_.passes.size() - 1)).first;
         }
         UnitPlan u;
         u.name = "layer " + std::to_string(layer);
@@ -651,7 +657,7 @@ class StageBuilder {
       std::vector<bool> recomputed;
       for (int ui : ch.units) {
         mods.push_back(modules_of(st_.units[ui]));
-        recomputed.push_back(st_.units[ui].layer >= 0 && t.activation_checkpointing == Checkpointing::FULL);
+        recomputed.push_back(st_.units[ui].layer >= 0 && L_.layer_recompute(st_.units[ui].layer).replayed);
       }
       const auto f = zero3_fetches(mods, recomputed, z.max_reuse_distance);
       for (std::size_t k = 0; k < ch.units.size(); ++k) out[ch.units[k]] = f[k];

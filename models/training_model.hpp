@@ -124,7 +124,10 @@ class TrainingModel {
   MemoryBreakdown memory(int stage, const hardware::GpuSpec& gpu, hardware::ParameterSet& params,
                          const std::map<std::string, std::string>* nccl_env = nullptr) const;
   // FLOPs of the whole step over all ranks, and one rank's share (total / world size).
-  double step_flops(const StepFlopsOptions& options = {}) const { return models::step_flops(model_, training_, options); }
+  double step_flops(StepFlopsOptions options = {}) const {
+    options.chunks = static_cast<std::int64_t>(layout_.pp()) * layout_.vp();
+    return models::step_flops(model_, training_, options);
+  }
   double step_flops_per_rank(const StepFlopsOptions& options = {}) const;
   // Megatron's passes over the gradient buffer in one step (the OptimizerStep comment); `updated`:
   // the elements this rank's optimizer updates.
