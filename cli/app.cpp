@@ -75,6 +75,7 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   add_collective_command(app, ctx);
   add_validate_command(app, ctx);
   add_calibrate_command(app, ctx);
+  add_import_command(app, ctx);
   try {
     app.parse(argc, argv);
     return 0;

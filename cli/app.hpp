@@ -49,6 +49,7 @@ void add_report_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_validate_command(CLI::App& app, Context& ctx);
 void add_calibrate_command(CLI::App& app, Context& ctx);
+void add_import_command(CLI::App& app, Context& ctx);
 // `calibrate fit` (cli/calibrate_fit.cpp), added to the calibrate subcommand.
 void add_calibrate_fit(CLI::App& calibrate, Context& ctx);
 // `validate training` (cli/validate_training.cpp), added to the validate subcommand.

@@ -10,6 +10,10 @@
 // one process per simulated rank (one per pipeline stage), one thread per stream, slices with
 // their micro-batch, layer and collective, arrows for pipeline sends and gradient collectives, and
 // counters for memory and the busiest links.
+// --export megatron|nemo|torchtitan|deepspeed writes the scenario's layout and training settings
+// as that framework's launch settings (models/launch_export.hpp): to stdout in place of the report
+// (nothing is simulated), or with --export-file FILE to that file beside the usual report.
+// Settings the target cannot express are warned about on stderr; a layout it cannot run exits 2.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -19,7 +23,10 @@
 #include "cli/app.hpp"
 #include "hardware/catalog.hpp"
 #include "hardware/errors.hpp"
+#include "models/launch_export.hpp"
+#include "models/parallel_layout.hpp"
 #include "models/scenario.hpp"
+#include "models/transformer_config.hpp"
 #include "models/step_model.hpp"
 #include "reports/step_trace.hpp"
 #include "reports/text_table.hpp"
@@ -34,6 +41,8 @@ struct SimulateArgs {
   std::string trace;
   std::string fidelity = "event";
   bool require_fit = false;
+  std::string export_target;
+  std::string export_file;
 };
 
 constexpr int kSchemaVersion = 1;
@@ -224,8 +233,26 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   sim->add_option("--fidelity", a->fidelity, "event (task graph on the event simulator, default) or fast (closed form)")
       ->check(CLI::IsMember({"event", "fast"}));
   sim->add_flag("--require-fit", a->require_fit, "Exit 2 when the layout does not fit in GPU memory");
+  sim->add_option("--export", a->export_target,
+                  "Write the layout and training settings as megatron (Megatron-LM arguments), nemo (NeMo 2 "
+                  "overrides), torchtitan (TOML) or deepspeed (JSON): to stdout instead of the report, or to "
+                  "--export-file")
+      ->check(CLI::IsMember({"megatron", "nemo", "torchtitan", "deepspeed"}));
+  sim->add_option("--export-file", a->export_file, "With --export: write the export here and print the report");
   sim->callback([&ctx, a]() {
     const models::Scenario s = models::load_scenario(a->file);
+    if (!a->export_file.empty() && a->export_target.empty()) {
+      throw InputError("", "--export-file", "needs --export megatron|nemo|torchtitan|deepspeed");
+    }
+    if (!a->export_target.empty()) {
+      const models::TransformerConfig model = models::resolve_model(s.model);
+      const models::ParallelLayout layout(model, s.parallelism, s.training, s.file);  // the layout must be valid
+      const auto target = models::export_target_from(a->export_target);
+      const models::LaunchExport ex = models::export_launch(s, model, target);
+      for (const auto& w : ex.warnings) ctx.err << "warning: --export " << a->export_target << ": " << w << "\n";
+      ctx.emit(a->export_file, ex.text);
+      if (a->export_file.empty()) return;
+    }
     const models::Fidelity fidelity = a->fidelity == "fast" ? models::Fidelity::FAST : models::Fidelity::EVENT;
     if (!a->trace.empty() && fidelity == models::Fidelity::FAST) {
       throw InputError("", "--trace", "a trace needs the event simulation (--fidelity event)");
