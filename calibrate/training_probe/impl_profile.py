@@ -189,7 +189,7 @@ def main():
     p.add_argument("--preset", required=True)
     p.add_argument("--impls", default="eager,compiled")
     p.add_argument("--shapes", default="1x2048,4x2048,1x1024,2x2048,1x4096,2x4096,4x4096",
-                   help="micro-batch x sequence; the first compiles static under compiled, later ones dynamic"))
+                   help="micro-batch x sequence; the first compiles static under compiled, later ones dynamic")
     p.add_argument("--layer-shape", default="1x2048", help="shape of the small model's profile")
     p.add_argument("--layer-layers", type=int, default=2, help="layers of the small model (0: none)")
     p.add_argument("--steps", type=int, default=8)
