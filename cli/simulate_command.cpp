@@ -76,9 +76,15 @@ std::string seconds(double s) {
 // What training.implementation says runs outside the GEMMs and attention (models/layer_ops.hpp),
 // and whether the scenario chose it or the framework's default did.
 std::string implementation_note(const models::Scenario& s) {
-  const bool eager = s.training.implementation == models::Implementation::HF_EAGER;
-  std::string note = eager ? "hf_eager (Hugging Face transformers modules run eagerly"
-                           : "fused (Megatron-Core with Transformer Engine's fused kernels";
+  std::string note;
+  switch (s.training.implementation) {
+    case models::Implementation::HF_EAGER: note = "hf_eager (Hugging Face transformers modules run eagerly"; break;
+    case models::Implementation::EAGER: note = "eager (plain PyTorch modules run eagerly"; break;
+    case models::Implementation::COMPILED: note = "compiled (torch.compile of plain PyTorch modules"; break;
+    case models::Implementation::FUSED:
+      note = "fused (Megatron-Core with Transformer Engine's fused kernels";
+      break;
+  }
   if (s.training.implementation_given) return note + "; training.implementation)";
   return note + "; the default for framework " + std::string(models::to_string(s.parallelism.framework)) +
          ", training.implementation chooses)";

@@ -42,6 +42,8 @@ class Builder {
     lora_ = t.fine_tuning == FineTuning::LORA;
     fused_ = l.framework() == Framework::MEGATRON;
     eager_ = t.implementation == Implementation::HF_EAGER;
+    plain_ = t.implementation == Implementation::EAGER;
+    compiled_ = t.implementation == Implementation::COMPILED;
     T_ = l.tokens();
     Tsp_ = l.sp_tokens();
     tp_ = l.tp();
@@ -139,6 +141,19 @@ class Builder {
                     .causal = true};
     fill_attention(op, false);
     entries.push_back({.op = op, .recompute_selective = true});
+    if (plain_ || compiled_) {
+      // PyTorch's SDPA on Hopper (cuDNN's flash attention under torch 2.11) adds four kernels to
+      // the backward over e = T x heads x d of the query: dO . O per row (reads both: 4 B/e), the
+      // fp32 dQ accumulator down-cast (6), and under grouped-query attention dK and dV summed over
+      // each group's query heads (reads fp32 per query head 4, writes per kv head 2 x Hkv/H)
+      // (impl-kernels.json: compute_dot_do_o, convert_dq_to_16bits, fmha_reduce_head x 2).
+      const double e = static_cast<double>(l_.micro_batch()) * (l_.seq_len() / l_.cp()) * (heads / tp_) * qk;
+      const bool grouped = kv_heads < heads;
+      const double bytes = e * (4 + 6 + (grouped ? 2 * (4 + 2.0 * kv_heads / heads) : 0));
+      KernelOp aux = memory_op("attn_bwd_aux", bytes, grouped ? 4 : 2, MemoryPath::VECTORIZED, 0);
+      aux.pass = Pass::BACKWARD;
+      entries.back().backward_ops = {aux};
+    }
   }
 
   // Megatron-LM's attention before flash attention (CoreAttention): per (micro-batch, head) a
@@ -200,6 +215,18 @@ class Builder {
             eager_rms_norm_backward(static_cast<double>(tokens), fanout));
       return;
     }
+    if (plain_) {
+      // F.rms_norm (F.layer_norm): one kernel reads x and writes y and the per-row statistics;
+      // backward: the input gradient (reads x, dy, writes dx: 6 B/e) and the weight gradient's
+      // partial sums (reads x, dy: 4); one add (6) per extra consumer whose gradient autograd sums.
+      const int adds = std::max(0, fanout - 1);
+      eager(name, elems, {.vector_bytes = 2.0 * act_, .vector_kernels = 1, .tiny_bytes = 4 * static_cast<double>(tokens)},
+            {.vector_bytes = 3.0 * act_ + 2.0 * act_ + 3.0 * act_ * adds, .vector_kernels = 2 + adds});
+      return;
+    }
+    if (compiled_ && (name == "input_norm" || name == "post_attn_norm" || name == "final_norm")) {
+      return;  // Inductor runs the norm inside the kernel of the residual add before it (residual())
+    }
     // Forward reads x and writes y; backward reads x and dy and writes dx (norm statistics are
     // recomputed or tiny). RMSNorm ~4 FLOP per element, LayerNorm ~8.
     memory(name, 2 * elems * act_, (m_.norm == NormKind::RMS_NORM ? 4 : 8) * elems, 1.5);
@@ -244,9 +271,23 @@ class Builder {
   void residual(const std::string& name) {
     const double elems = static_cast<double>(Tsp_) * m_.hidden_size;
     const bool dropout = m_.hidden_dropout > 0;
+    if (compiled_) {
+      // torch.compile: the residual add and the next norm (post_attn_norm after attn_residual; the
+      // next layer's input_norm, or the final norm, after mlp_residual) in one reduction kernel:
+      // reads the residual and the branch, writes the sum and the normalized output (4 x 2 B/e).
+      // Backward, per norm, three kernels of 22.9 B/e together: the input gradient with the
+      // residual's gradient and the consumers' gradients summed in, and the weight gradient in two
+      // reduction stages (calibrate/results/lent-1xh100-2026-12-07-impl/impl-kernels.json,
+      // compiled backward: 17.57 + 10.59 + 9.68 + 7.95 + 3.48 B per token x hidden over two norms,
+      // durations at the measured 3.0 TB/s).
+      eager(name, elems, {.vector_bytes = 4.0 * act_, .vector_kernels = 1}, compiled_norm_backward());
+      return;
+    }
     // Fused bias-dropout-add: read the branch and the residual, write the sum (and a 1-byte mask).
     memory(name, 3 * elems * act_ + (dropout ? elems : 0), (dropout ? 3 : 1) * elems, 1.0);
   }
+
+  static EagerKernels compiled_norm_backward() { return {.vector_bytes = 22.9, .vector_kernels = 3}; }
 
   void finish_gemm_backward(std::vector<KernelOp>& out, const Entry& e) const {
     const GemmShape& f = e.op.gemm;
@@ -296,6 +337,7 @@ class Builder {
           b.pass = Pass::BACKWARD;
           fill_attention(b, true);
           ops.backward.push_back(b);
+          for (const auto& x : e.backward_ops) ops.backward.push_back(x);
           break;
         }
         case OpKind::MEMORY: {
@@ -353,7 +395,9 @@ class Builder {
   Precision gemm_dtype_ = Precision::BF16;
   bool lora_ = false;
   bool fused_ = false;
-  bool eager_ = false;
+  bool eager_ = false;     // hf_eager
+  bool plain_ = false;     // eager (plain PyTorch modules)
+  bool compiled_ = false;  // compiled (torch.compile of them)
   std::int64_t T_ = 0, Tsp_ = 0, tp_ = 1;
 };
 
@@ -392,6 +436,19 @@ void add_attention(Builder& b, const TransformerConfig& m) {
     const double rot = static_cast<double>(T) * (m.q_width() + m.kv_width()) / b.tp_ * m.rotary_fraction;
     if (b.eager_) {
       b.eager("rotary", rot, Builder::eager_rotary_forward(2), Builder::eager_rotary_backward(2));
+    } else if (b.plain_) {
+      // x cos + rotate_half(x) sin as written: the forward as Hugging Face's (five kernels per q
+      // and k); autograd's backward as profiled: g * cos and g * sin (strided 4 each), -g over half
+      // (2), the slices' gradients joined by one cat (vectorized 4), the two gradients added
+      // (strided 6) and the transposed gradient made contiguous for the GEMM (strided 4).
+      b.eager("rotary", rot, Builder::eager_rotary_forward(2),
+              {.vector_bytes = 4, .vector_kernels = 2, .strided_bytes = 4 + 4 + 2 + 6 + 4, .strided_elements = 4.5,
+               .strided_kernels = 10});
+    } else if (b.compiled_) {
+      // One Inductor kernel per q and k (cos and sin computed in it); effective bytes from the
+      // profiled durations at 3.0 TB/s over T (q + kv width) elements: forward 12.3 + 4.0 us,
+      // backward 24.3 + 7.2 us at 1 x 2048 tokens of width 2048 + 512 (impl-kernels.json).
+      b.eager("rotary", rot, {.vector_bytes = 9.3, .vector_kernels = 2}, {.vector_bytes = 18.0, .vector_kernels = 2});
     } else {
       b.memory("rotary", 2 * rot * b.act_, 3 * rot, 1.0);
     }
@@ -412,7 +469,12 @@ void add_mlp(Builder& b, const TransformerConfig& m, const std::string& prefix, 
       b.linear(prefix + "mlp_gate", h, f, true, false, {"gate_proj"});
       b.linear(prefix + "mlp_up", h, f, true, false, {"up_proj"});
     }
-    if (b.eager_) {
+    if (b.compiled_) {
+      // One Inductor kernel: reads gate and up, writes the product (6 B/e); backward one kernel
+      // reads gate, up and dy and writes both gradients (10).
+      b.eager(prefix + "swiglu", tokens * cols, {.vector_bytes = 6, .vector_kernels = 1},
+              {.vector_bytes = 10, .vector_kernels = 1});
+    } else if (b.eager_ || b.plain_) {
       // act_fn(gate) * up in two kernels (silu: 4 B/e, product: 6); backward: g * up, g * silu
       // (6 each) and silu's backward (6).
       b.eager(prefix + "swiglu", tokens * cols, {.vector_bytes = 4 + 6, .vector_kernels = 2},
@@ -501,14 +563,24 @@ LayerOps LayerOpBuilder::embedding() const {
   // main_grad.add_(grad), read 4 + A, write 4).
   const double table = std::ceil(static_cast<double>(model_.vocab_size) / b.tp_) * model_.hidden_size;
   const bool megatron = layout_.framework() == Framework::MEGATRON;
-  const double backward_bytes = elems * (b.act_ + 8) + table * (b.act_ + (megatron ? 8.0 + b.act_ : 0.0));
-  const double forward_bytes = elems * b.act_ + out_elems * b.act_;
+  double backward_bytes = elems * (b.act_ + 8) + table * (b.act_ + (megatron ? 8.0 + b.act_ : 0.0));
+  double forward_bytes = elems * b.act_ + out_elems * b.act_;
+  int backward_kernels = megatron ? 3 : 2;
+  if (b.compiled_) {
+    // torch.compile: the lookup and the first layer's input norm in one kernel (the normalized
+    // output written too); backward, that norm's three kernels (the residual's compiled backward),
+    // the row sums fused into them, and the table's gradient accumulated in fp32 (zero fill 4 B,
+    // down-cast 4 + 2 B per table element: triton_poi_fused_embedding_dense_backward x 2).
+    forward_bytes += out_elems * b.act_;
+    backward_bytes = elems * (b.act_ + 8) + out_elems * Builder::compiled_norm_backward().vector_bytes + table * 10.0;
+    backward_kernels = 2 + Builder::compiled_norm_backward().vector_kernels;
+  }
   b.memory("embedding", forward_bytes, 0, 1.0);
   if (b.lora_) {
     b.entries.back().backward_factor = 0;  // a frozen table has no gradient
   } else {
     // zero fill, the row sums, (Megatron) the main_grad add
-    KernelOp bwd = b.memory_op("embedding", backward_bytes, megatron ? 3 : 2, MemoryPath::VECTORIZED, 0);
+    KernelOp bwd = b.memory_op("embedding", backward_bytes, backward_kernels, MemoryPath::VECTORIZED, 0);
     bwd.pass = Pass::BACKWARD;
     bwd.flops = FlopCount::of(0);
     b.entries.back().backward_ops = {bwd};
@@ -527,7 +599,15 @@ LayerOps LayerOpBuilder::head() const {
   const std::int64_t vocab_cols = ceil_div(model_.vocab_size, b.tp_);
   b.gemm("lm_head", b.T_, vocab_cols, h, b.lora_, 1, Precision::BF16);
   const double logits = static_cast<double>(b.T_) * vocab_cols;
-  if (b.eager_) {
+  if (b.compiled_) {
+    // Inductor's cross-entropy over N = T V logits: an online log-softmax reading the bf16 logits
+    // twice (4 B) and the target's entry per row; backward one kernel reads the logits and writes
+    // their gradient (4): profiled 4.1 and 4.5 B per logit (impl-kernels.json source, head).
+    const double rows = static_cast<double>(b.T_);
+    b.eager("cross_entropy", logits, {.vector_bytes = 4, .vector_kernels = 1, .tiny_bytes = 12 * rows, .tiny_kernels = 1},
+            {.vector_bytes = 4, .vector_kernels = 1});
+  } else if (b.eager_ || b.plain_) {
+    // (eager: F.cross_entropy(logits.float()) runs the same kernels, as profiled.)
     // Hugging Face ForCausalLMLoss in eager mode over N = T V logits: logits.float() (strided
     // up-cast, 6 B), log_softmax over fp32 rows (a max/sum pass and a write pass: 16 B), nll per
     // row; backward: the zero-filled fp32 gradient (4), nll's scatter, log_softmax backward (16),

@@ -46,6 +46,23 @@
 //   loss         logits.float() (strided 6), log_softmax (16), nll; backward fill (4), log_softmax
 //                backward (16), down-cast (6); over T V logits
 // and the separate q, k, v and gate, up GEMMs of the PyTorch modules.
+//
+// training.implementation "eager" (plain PyTorch modules, profiled on H100 with torch 2.11 by
+// calibrate/training_probe/impl_profile.py; per-layer lists in
+// calibrate/results/lent-1xh100-2026-12-07-impl/impl-kernels.json, B/e as above):
+//   RMSNorm      F.rms_norm: forward 1 kernel (4); backward 2 (input gradient 6, weight partials
+//                4) + one add (6) per extra consumer
+//   rotary       forward as hf_eager; backward per q and k: 5 strided kernels and one cat
+//   SwiGLU, loss as hf_eager; residual adds 1 kernel each way
+//   attention    SDPA (cuDNN flash attention) + 4 backward kernels (dO.O, dQ down-cast, the GQA
+//                head reductions of dK and dV)
+// 16 + 7 GEMM + 1 attention kernels forward, 24 + 14 + 5 backward per Llama layer, as profiled.
+// training.implementation "compiled" (torch.compile of those modules, same profile):
+//   residual add + next norm in one kernel (8); backward 3 kernels per norm (22.9 effective)
+//   rotary 1 kernel per q and k (9.3 effective; backward 18); SwiGLU 1 kernel (6; backward 10)
+//   loss: online log-softmax (4 B per logit; backward 4); attention as eager
+// 5 + 7 + 1 kernels forward, 9 + 14 + 5 backward per layer. "Effective" bytes: the profiled
+// duration at the measured 3.0 TB/s copy rate, where a kernel computes cos/sin or reduces.
 
 #include <cstdint>
 #include <vector>

@@ -100,8 +100,11 @@ TrainingSpec read_training(ValueReader v) {
       t.attention_kernel = p->as_choice({"flash", "unfused"}) == "unfused" ? AttentionKernel::UNFUSED : AttentionKernel::FLASH;
     }
     if (auto p = o.maybe("implementation")) {
-      t.implementation =
-          p->as_choice({"fused", "hf_eager"}) == "hf_eager" ? Implementation::HF_EAGER : Implementation::FUSED;
+      const std::string impl = p->as_choice({"fused", "hf_eager", "eager", "compiled"});
+      t.implementation = impl == "hf_eager"   ? Implementation::HF_EAGER
+                         : impl == "eager"    ? Implementation::EAGER
+                         : impl == "compiled" ? Implementation::COMPILED
+                                              : Implementation::FUSED;
       t.implementation_given = true;
     }
     if (auto p = o.maybe("tokens")) t.tokens = p->as_number({.min = 0, .max = 1e18, .min_exclusive = true});
@@ -383,9 +386,12 @@ Scenario read_scenario(const JsonDocument& doc, const std::filesystem::path& bas
   s.training = read_training(top.at("training"));
   s.cluster = read_cluster(top.at("cluster"));
   s.parallelism = read_parallelism(top.at("parallelism"), base_dir, s.training, s.world_size(), s.warnings);
+  // Absent, the framework's own: Megatron-Core runs Transformer Engine's fused kernels; plain
+  // PyTorch and DeepSpeed (whose engine wraps the user's modules, from a Hugging Face config or
+  // not) run the modules eagerly.
   if (!s.training.implementation_given) {
     s.training.implementation =
-        s.parallelism.framework == Framework::MEGATRON ? Implementation::FUSED : Implementation::HF_EAGER;
+        s.parallelism.framework == Framework::MEGATRON ? Implementation::FUSED : Implementation::EAGER;
   }
   if (auto n = top.maybe("nccl")) s.nccl = read_nccl(*n);
   if (!s.nccl.version_note.empty()) s.warnings.push_back(doc.file() + ": /nccl/version: " + s.nccl.version_note);
@@ -594,7 +600,15 @@ std::string_view to_string(Checkpointing c) {
   return "none";
 }
 
-std::string_view to_string(Implementation i) { return i == Implementation::HF_EAGER ? "hf_eager" : "fused"; }
+std::string_view to_string(Implementation i) {
+  switch (i) {
+    case Implementation::FUSED: return "fused";
+    case Implementation::HF_EAGER: return "hf_eager";
+    case Implementation::EAGER: return "eager";
+    case Implementation::COMPILED: return "compiled";
+  }
+  return "fused";
+}
 
 std::string_view to_string(Launcher l) {
   switch (l) {

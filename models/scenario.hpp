@@ -41,12 +41,17 @@ enum class FineTuning { FULL, LORA };
 // or the unfused sequence of Megatron-LM before 2022: batched QK^T GEMM, fused scale-mask-softmax,
 // dropout, batched PV GEMM, with the b x heads x s x s scores in HBM.
 enum class AttentionKernel { FLASH, UNFUSED };
-// Whose kernels run the layers outside the GEMMs and attention: fused kernels as Megatron-Core /
-// Transformer Engine and tuned PyTorch stacks run them (one kernel per norm, rotary, activation,
-// fused cross-entropy), or the Hugging Face transformers modules in PyTorch eager mode (RMSNorm
-// in fp32 in eight kernels, rotary on transposed views, SiLU and the product apart, logits cast
-// to fp32 before a full-vocabulary log-softmax); layer_ops.hpp lists both kernel by kernel.
-enum class Implementation { FUSED, HF_EAGER };
+// Whose kernels run the layers outside the GEMMs and attention (layer_ops.hpp lists each kernel by
+// kernel):
+//   fused     Megatron-Core with Transformer Engine (one kernel per norm, rotary, activation,
+//             fused cross-entropy; fused qkv and gate+up GEMMs)
+//   hf_eager  Hugging Face transformers modules in PyTorch eager mode (RMSNorm in fp32 in eight
+//             kernels, rotary on transposed views, SiLU and the product apart, fp32 logits)
+//   eager     plain PyTorch modules as written (F.rms_norm's one fused kernel, rotary on
+//             transposed views, SiLU and the product apart, F.cross_entropy over fp32 logits)
+//   compiled  torch.compile of those modules (Inductor fuses each residual add into the next
+//             norm, rotary into one kernel per tensor, SwiGLU into one; online log-softmax)
+enum class Implementation { FUSED, HF_EAGER, EAGER, COMPILED };
 
 struct LoraSpec {
   int rank = 16;
@@ -72,8 +77,8 @@ struct TrainingSpec {
   FineTuning fine_tuning = FineTuning::FULL;
   LoraSpec lora;
   AttentionKernel attention_kernel = AttentionKernel::FLASH;  // training.attention: "flash" | "unfused"
-  // training.implementation: "fused" | "hf_eager"; absent, the framework's own (read_scenario):
-  // Megatron's fused kernels under megatron, eager PyTorch modules under pytorch and deepspeed.
+  // training.implementation: "fused" | "hf_eager" | "eager" | "compiled"; absent, the framework's
+  // own (read_scenario): fused under megatron, eager under pytorch and deepspeed.
   Implementation implementation = Implementation::FUSED;
   bool implementation_given = false;
 };

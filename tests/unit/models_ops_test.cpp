@@ -3,7 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+#include <tuple>
+
 #include "hardware/json_reader.hpp"
+#include "models/scenario.hpp"
 #include "models/training_model.hpp"
 
 using namespace clustersim;
@@ -285,4 +289,51 @@ TEST_CASE("every row of the Megatron weak-scaling tables is expressible", "[unit
     const double eq3 = megatron_eq3_flops(r.batch, r.seq, r.layers, r.hidden, r.vocab);
     CHECK(tm.step_flops_per_rank() == Approx(eq3 / r.gpus).epsilon(1e-12));
   }
+}
+
+TEST_CASE("eager and compiled layers launch the kernels profiled", "[unit][models][impl]") {
+  // Llama-3.2-1B, one layer, 1 x 2048 tokens under plain PyTorch. Profiled per layer
+  // (calibrate/results/lent-1xh100-2026-12-07-impl/impl-kernels.json): eager 16 element-wise
+  // kernels forward (2 norms, 10 rotary, SiLU and the product, 2 residual adds) and 24 backward
+  // (2 x 2 norm + 3 gradient sums, 12 rotary, 3 SwiGLU, 2 residual) plus SDPA's 4 extra backward
+  // kernels; compiled 5 forward (2 add+norm, 2 rotary, 1 SwiGLU) and 9 backward (2 x 3 norm,
+  // 2 rotary, 1 SwiGLU) plus the same 4. GEMMs: q, k, v, o, gate, up, down; 14 backward.
+  auto count = [](const std::vector<KernelOp>& ops, OpKind kind) {
+    std::int64_t n = 0;
+    for (const auto& o : ops) n += o.kind == kind ? o.kernels : 0;
+    return n;
+  };
+  TrainingSpec t = training(2048);
+  for (const auto& [impl, fwd, bwd] : {std::tuple{Implementation::EAGER, 16, 24 + 4},
+                                       std::tuple{Implementation::COMPILED, 5, 9 + 4}}) {
+    t.implementation = impl;
+    const TrainingModel tm(builtin_model_preset("llama3.2-1b"), layout(Framework::PYTORCH, 1, 1, 1), t);
+    const LayerOps ops = tm.layer_ops(0);
+    CHECK(count(ops.forward, OpKind::MEMORY) == fwd);
+    CHECK(count(ops.backward, OpKind::MEMORY) == bwd);
+    CHECK(count(ops.forward, OpKind::GEMM) == 7);
+    CHECK(count(ops.backward, OpKind::GEMM) == 14);
+    CHECK(count(ops.forward, OpKind::ATTENTION) == 1);
+  }
+}
+
+TEST_CASE("the implementation defaults to the framework's own", "[unit][models][impl][scenario]") {
+  auto make = [](const std::string& framework, const std::string& impl) {
+    nlohmann::json j = {{"schema_version", 1},
+                        {"model", {{"preset", "llama3.2-1b"}}},
+                        {"training", {{"seq_len", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 8}}},
+                        {"parallelism", {{"framework", framework}, {"data", 8}}},
+                        {"cluster", {{"system", "hgx-h100"}, {"nodes", 1}, {"gpus_per_node", 8}}}};
+    if (!impl.empty()) j["training"]["implementation"] = impl;
+    return read_scenario(parse_json_text(j.dump(), "s.json"), ".");
+  };
+  CHECK(make("pytorch", "").training.implementation == Implementation::EAGER);
+  CHECK(make("deepspeed", "").training.implementation == Implementation::EAGER);
+  CHECK(make("megatron", "").training.implementation == Implementation::FUSED);
+  CHECK_FALSE(make("pytorch", "").training.implementation_given);
+  CHECK(make("pytorch", "compiled").training.implementation == Implementation::COMPILED);
+  CHECK(make("pytorch", "hf_eager").training.implementation == Implementation::HF_EAGER);
+  CHECK(make("megatron", "eager").training.implementation == Implementation::EAGER);
+  CHECK(to_string(Implementation::COMPILED) == "compiled");
+  CHECK_THROWS(make("pytorch", "inductor"));
 }
