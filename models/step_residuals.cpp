@@ -80,7 +80,7 @@ std::vector<StepResidual> collect_step_residuals(const std::function<std::string
     }
   }
   for (const char* f : {"training_fsdp2_probes.json", "training_offload_probes_1xh100.json",
-                        "training_eager_probes_1xh100.json"}) {
+                        "training_eager_probes_1xh100.json", "training_impl_probes_1xh100.json"}) {
     add_probes(run_probe_validation(read(f), catalog), out);
   }
   StepSimulator sim(catalog);

@@ -8,6 +8,8 @@
 //   offload_probes_1xh100, eager_probes_1xh100       this project's one-GPU DeepSpeed/FSDP2 offload
 //                                                    and eager steps (the host profile was fitted on
 //                                                    some of them: in_sample)
+//   impl_probes_1xh100                               plain PyTorch eager and compiled steps on shapes
+//                                                    their kernel lists were not read from
 //   deepspeed_published                              published DeepSpeed rows (deepspeed/published.json)
 // A published throughput becomes a step time by the set's own FLOP count, so the residual is the
 // same whichever is compared: r = ln(measured step / predicted step) (> 0: the model is too fast).

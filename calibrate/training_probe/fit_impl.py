@@ -73,7 +73,7 @@ def main():
     p.add_argument("--hbm-tb-s", type=float, default=3.0, help="measured device-to-device copy rate")
     p.add_argument("--kernels", required=True)
     p.add_argument("--probes", required=True)
-    p.add_argument("--calibration", default="calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json")
+    p.add_argument("--calibration", default="lent-1xh100-2026-12-host")
     a = p.parse_args()
     src = os.path.join(a.results_dir, "impl-profile.json")
     doc = json.load(open(src))

@@ -1,8 +1,8 @@
 // The step band's coverage on every committed training-step measurement (models/step_band.hpp,
 // models/step_residuals.hpp): each measurement's 68% and 90% bands are made from the other
 // measurements' residuals (leave-one-out, so no width comes from the point it is checked on), and
-// each set must hold at least 60% of its steps in the 68% band and 85% in the 90% band (the eager
-// probes, whose repeated runs differ by more than the model misses, have their own floor). And
+// each set must hold at least 60% of its steps in the 68% band and 85% in the 90% band (three sets
+// known to fall short have their floors, with the reasons, below). And
 // the built-in scores (models/data/step_band_scores.json) must be this model's: re-record them
 // with `clustersim validate training --record-bands models/data/step_band_scores.json` when a
 // model change moves a residual.
@@ -43,18 +43,25 @@ TEST_CASE("step bands cover what they claim on every committed set", "[validatio
     // Regime and in-sample groups are reported, not held to the claim (step_band.hpp: the cells
     // do not split by them).
     if (g.group.rfind("regime ", 0) == 0 || g.group == "in sample") continue;
-    if (g.group == "eager_probes_1xh100") {
-      // Known short: the same shapes measured twice (run2, run3) differ by up to 34% (32 tokens:
-      // 54.2 against 72.5 ms), more than any other set misses by; 3 of 8 and 6 of 8 today.
-      CHECK(g.within68 >= 0.35);
-      CHECK(g.within90 >= 0.75);
+    // Sets known to fall short of 60% / 85%, with their floors today (a floor may only rise):
+    //  - eager_probes_1xh100: the same shapes measured twice (run2, run3) differ by up to 34%
+    //    (32 tokens: 54.2 against 72.5 ms), more than the model misses by elsewhere;
+    //  - impl_probes_1xh100: every step predicted 8 to 35% too slow (GEMMs and attention about 12%
+    //    slower per layer than profiled, fp32 AdamW states against the probe's bf16), a bias the
+    //    catalog-default residuals, centred near zero, do not hold;
+    //  - deepspeed_published: DeepSpeed's 2021 ZeRO-3 steps, 31 to 53% slower than predicted.
+    static const std::map<std::string, std::pair<double, double>> known_short{
+        {"eager_probes_1xh100", {0.60, 0.85}}, {"impl_probes_1xh100", {0.40, 0.85}}, {"deepspeed_published", {0.58, 0.85}}};
+    if (auto k = known_short.find(g.group); k != known_short.end()) {
+      CHECK(g.within68 >= k->second.first);
+      CHECK(g.within90 >= k->second.second);
       continue;
     }
     CHECK(g.within68 >= 0.60);
     CHECK(g.within90 >= 0.85);
     // The calibrated 4 x H200 probes: 3 calibrated out-of-sample steps are too few for a band of
-    // their own, so their 90% band is the calibrated steps' (50% today); it may not widen.
-    if (g.group == "fsdp2_probes_4xh200") CHECK(g.median_half_width90 <= 0.55);
+    // their own, so their 90% band is the calibrated steps' (+-27% today); it may not widen.
+    if (g.group == "fsdp2_probes_4xh200") CHECK(g.median_half_width90 <= 0.30);
   }
 }
 

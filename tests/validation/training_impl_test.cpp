@@ -23,9 +23,7 @@ using namespace clustersim::models;
 
 TEST_CASE("eager and compiled steps measured on one H100", "[validation][step][impl]") {
   const hardware::Catalog catalog = hardware::Catalog::load();
-  const std::string profile = (std::filesystem::path(CLUSTERSIM_SOURCE_DIR) /
-                               "calibrate/results/lent-1xh100-2026-12-07-offload/host-profile.json")
-                                  .string();
+  const std::string profile = "lent-1xh100-2026-12-host";  // built in (calibrate/profiles/)
   const auto set = run_probe_validation(
       testing::read_source_text("tests/validation/data/training_impl_probes_1xh100.json"), catalog, profile);
   const auto thresholds = load_training_thresholds(
