@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hardware/json_reader.hpp"
+#include "models/plan_costs.hpp"
 
 namespace clustersim::models {
 
@@ -235,13 +236,8 @@ double step_time_quantile(const StepEstimate& e, double q, const StepBandTable& 
   if (T <= 0) return 0;
   const StepRegime regime = step_regime(e);
   if (auto u = table.upper(regime, step_calibrated(e, regime), q)) return T * std::exp(u->low);
-  // No table: a normal quantile of the prior scale (bisection on erfc).
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < q ? lo : hi) = mid;
-  }
-  return T * std::exp(prior_sigma(e) * 0.5 * (lo + hi));
+  // No table: a normal quantile of the prior scale.
+  return T * std::exp(prior_sigma(e) * normal_quantile(q));
 }
 
 }  // namespace clustersim::models
